@@ -1,0 +1,265 @@
+"""AES block cipher modes (ECB, CBC, CTR, CFB, OFB, GCM), shaped like `cryptography`'s `Cipher`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cryptography.exceptions import AlreadyFinalized, UnsupportedAlgorithm, _Reasons
+from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
+from cryptography.hazmat.primitives.ciphers import algorithms
+
+from cryptoffload import modes, validate
+from cryptoffload.errors import OffloadRequired
+from cryptoffload.ops import Op
+from cryptoffload.provider import SOFTWARE, Provider, current
+
+__all__ = ["Cipher", "algorithms", "modes"]
+
+_AES = (algorithms.AES, algorithms.AES128, algorithms.AES256)
+_MODE_NAMES: dict[type, str] = {
+    modes.ECB: "ecb",
+    modes.CBC: "cbc",
+    modes.CTR: "ctr",
+    modes.CFB: "cfb",
+    modes.OFB: "ofb",
+    modes.GCM: "gcm",
+}
+_MASK128 = (1 << 128) - 1
+
+
+class Cipher:
+    """``Cipher(algorithms.AES(key), modes.CBC(iv))``: make an ``encryptor()`` or ``decryptor()``.
+
+    ECB and CBC add no padding: the data must come to whole 16-byte blocks by ``finalize``.
+    """
+
+    def __init__(
+        self,
+        algorithm: Any,
+        mode: Any,
+        backend: object = None,
+        *,
+        provider: Provider | None = None,
+    ) -> None:
+        if not isinstance(algorithm, _AES):
+            raise UnsupportedAlgorithm(
+                f"cryptoffload ciphers offer AES only, got {type(algorithm).__name__}",
+                _Reasons.UNSUPPORTED_CIPHER,
+            )
+        mode_name = _MODE_NAMES.get(type(mode))
+        if mode_name is None:
+            raise UnsupportedAlgorithm(
+                f"mode {getattr(mode, 'name', mode)!r} is not offered; use ECB, CBC, CTR, "
+                f"CFB (128-bit), OFB or GCM",
+                _Reasons.UNSUPPORTED_CIPHER,
+            )
+        validate.aes_key(algorithm.key)
+        if mode_name == "gcm":
+            validate.gcm_nonce(mode.initialization_vector)
+            if mode.tag is not None:
+                validate.gcm_tag_length(len(mode.tag))
+        elif mode_name != "ecb":
+            validate.block_iv(mode_name, getattr(mode, "initialization_vector", None) or mode.nonce)
+        self.algorithm = algorithm
+        self.mode = mode
+        self._mode_name = mode_name
+        self._alg = f"aes-{len(algorithm.key) * 8}-{mode_name}"
+        self._provider = provider
+
+    def encryptor(self) -> Any:
+        """A context that encrypts what is passed to ``update``."""
+        return self._context(encrypt=True)
+
+    def decryptor(self) -> Any:
+        """A context that decrypts what is passed to ``update``."""
+        return self._context(encrypt=False)
+
+    def _context(self, encrypt: bool) -> Any:
+        provider = self._provider or current()
+        if self._mode_name == "gcm":
+            if provider.policy.requires(self._alg):
+                raise OffloadRequired(
+                    self._alg, {r.name: "streaming" for r in provider.route(self._alg)}
+                )
+            return _GcmContext(self, provider, encrypt)
+        if provider.direct(self._alg):
+            return _DirectContext(self, provider, encrypt)
+        return _ChainedContext(self, provider, encrypt)
+
+
+def _software_context(cipher: Cipher, encrypt: bool) -> Any:
+    sw = _Cipher(cipher.algorithm, cipher.mode)
+    return sw.encryptor() if encrypt else sw.decryptor()
+
+
+class _DirectContext:
+    """Only software takes this algorithm: stream through one OpenSSL context, count each update."""
+
+    __slots__ = ("_alg", "_counters", "_ctx")
+
+    def __init__(self, cipher: Cipher, provider: Provider, encrypt: bool) -> None:
+        self._ctx = _software_context(cipher, encrypt)
+        self._alg = cipher._alg
+        self._counters = provider.counters
+
+    def update(self, data: bytes) -> bytes:
+        out = self._ctx.update(data)
+        self._counters.count(SOFTWARE, self._alg, len(data))
+        return out
+
+    def update_into(self, data: bytes, buf: Any) -> int:
+        n = self._ctx.update_into(data, buf)
+        self._counters.count(SOFTWARE, self._alg, len(data))
+        return n
+
+    def finalize(self) -> bytes:
+        return self._ctx.finalize()
+
+
+class _GcmContext:
+    """Streaming GCM: no engine can carry GHASH across calls, so OpenSSL does it.
+
+    The op is counted when it ends; engines that claim the algorithm are counted as declining it
+    for ``streaming`` (one-shot AEAD through ``aead.AESGCM`` is what engines take).
+    """
+
+    __slots__ = ("_alg", "_ctx", "_encrypt", "_provider", "_total")
+
+    def __init__(self, cipher: Cipher, provider: Provider, encrypt: bool) -> None:
+        self._ctx = _software_context(cipher, encrypt)
+        self._alg = cipher._alg
+        self._provider = provider
+        self._encrypt = encrypt
+        self._total = 0
+
+    def authenticate_additional_data(self, data: bytes) -> None:
+        self._ctx.authenticate_additional_data(data)
+
+    def update(self, data: bytes) -> bytes:
+        out = self._ctx.update(data)
+        self._total += len(data)
+        return out
+
+    def update_into(self, data: bytes, buf: Any) -> int:
+        n = self._ctx.update_into(data, buf)
+        self._total += len(data)
+        return n
+
+    def _done(self) -> None:
+        provider = self._provider
+        if provider.direct(self._alg):
+            provider.counters.count(SOFTWARE, self._alg, self._total)
+        else:
+            provider.software_finished(self._alg, self._total, "streaming")
+
+    def finalize(self) -> bytes:
+        try:
+            return self._ctx.finalize()
+        finally:
+            self._done()
+
+    def finalize_with_tag(self, tag: bytes) -> bytes:
+        validate.byteslike("tag", tag)
+        validate.gcm_tag_length(len(tag))
+        try:
+            return self._ctx.finalize_with_tag(tag)
+        finally:
+            self._done()
+
+    @property
+    def tag(self) -> bytes:
+        return self._ctx.tag
+
+
+class _ChainedContext:
+    """An engine claims this algorithm: every ``update`` is one op, chained by the IV it carries.
+
+    The context keeps the chaining value at the start of the current block and, for the stream
+    modes, the input of that block so far; an op starting mid-block re-sends those bytes and
+    drops their output, so each op is complete in itself and any engine (or software) can take
+    it. ECB and CBC hold back a partial block until more data comes, as OpenSSL does.
+    """
+
+    __slots__ = (
+        "_alg",
+        "_chain",
+        "_done",
+        "_encrypt",
+        "_key",
+        "_kind",
+        "_mode",
+        "_pending",
+        "_provider",
+    )
+
+    def __init__(self, cipher: Cipher, provider: Provider, encrypt: bool) -> None:
+        mode = cipher._mode_name
+        self._alg = cipher._alg
+        self._mode = mode
+        self._key = bytes(cipher.algorithm.key)
+        self._provider = provider
+        self._encrypt = encrypt
+        self._kind = "encrypt" if encrypt else "decrypt"
+        if mode == "ecb":
+            self._chain = None
+        elif mode == "ctr":
+            self._chain = bytes(cipher.mode.nonce)
+        else:
+            self._chain = bytes(cipher.mode.initialization_vector)
+        self._pending = b""
+        self._done = False
+
+    def update(self, data: bytes) -> bytes:
+        if self._done:
+            raise AlreadyFinalized("Context was already finalized.")
+        validate.byteslike("data", data)
+        held = len(self._pending)
+        buf = self._pending + bytes(data)
+        full = len(buf) - len(buf) % 16
+        mode = self._mode
+        if mode in ("ecb", "cbc"):
+            if full == 0:
+                self._pending = buf
+                return b""
+            out = self._run(buf[:full])
+            if mode == "cbc":
+                self._chain = out[full - 16 : full] if self._encrypt else buf[full - 16 : full]
+            self._pending = buf[full:]
+            return out
+        if not buf:
+            return b""
+        out = self._run(buf)
+        if full:
+            last_in, last_out = buf[full - 16 : full], out[full - 16 : full]
+            if mode == "ctr":
+                counter = (int.from_bytes(self._chain, "big") + full // 16) & _MASK128
+                self._chain = counter.to_bytes(16, "big")
+            elif mode == "cfb":
+                self._chain = last_out if self._encrypt else last_in
+            else:  # ofb: the keystream block is what was XORed in
+                self._chain = bytes(a ^ b for a, b in zip(last_in, last_out, strict=True))
+        self._pending = buf[full:]
+        return out[held:]
+
+    def _run(self, data: bytes) -> bytes:
+        op = Op("cipher", self._alg, self._kind, key=self._key, iv=self._chain, data=data)
+        return self._provider.run(op)
+
+    def update_into(self, data: bytes, buf: Any) -> int:
+        out = self.update(data)
+        view = memoryview(buf)
+        if len(view) < len(out):
+            raise ValueError(f"buffer must be at least {len(out)} bytes for this call")
+        view[: len(out)] = out
+        return len(out)
+
+    def finalize(self) -> bytes:
+        if self._done:
+            raise AlreadyFinalized("Context was already finalized.")
+        self._done = True
+        if self._mode in ("ecb", "cbc") and self._pending:
+            raise ValueError(
+                f"{self._mode.upper()} data must come to a multiple of 16 bytes "
+                f"({len(self._pending)} bytes left over; no padding is applied)"
+            )
+        return b""

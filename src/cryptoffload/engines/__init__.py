@@ -1,0 +1,45 @@
+"""Engine registry: build engines from spec strings, and find the ones this machine has."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from cryptoffload.errors import UnknownEngine
+
+Factory = Callable[[str], Any]
+
+
+def _software(arg: str) -> Any:
+    from cryptoffload.engines.software import SoftwareEngine
+
+    if arg:
+        raise UnknownEngine(f"the software engine takes no options, got 'software:{arg}'")
+    return SoftwareEngine()
+
+
+#: Engine kinds this package has, by the name used in spec strings.
+FACTORIES: dict[str, Factory] = {"software": _software}
+
+
+def register(kind: str, factory: Factory) -> None:
+    """Make ``kind`` usable in spec strings (``kind`` or ``kind:options``)."""
+    FACTORIES[kind] = factory
+
+
+def from_spec(spec: str) -> Any:
+    """Build an engine from a spec: ``software``, ``afalg:cbc-aes-caam``, ``caam:model=t2080``."""
+    if not isinstance(spec, str):
+        raise TypeError(f"engine spec must be a string or an engine object, got {spec!r}")
+    kind, _, arg = spec.partition(":")
+    factory = FACTORIES.get(kind)
+    if factory is None:
+        raise UnknownEngine(
+            f"unknown engine {kind!r} in spec {spec!r}; this version has: {', '.join(FACTORIES)}"
+        )
+    return factory(arg)
+
+
+def discover() -> list[Any]:
+    """One engine of every kind this package has, other than software, to probe on this machine."""
+    return [from_spec(kind) for kind in FACTORIES if kind != "software"]

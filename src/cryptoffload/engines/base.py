@@ -1,0 +1,62 @@
+"""The Engine protocol, described member by member, and the Capabilities an engine reports.
+
+Engines are duck-typed so that an engine written outside this package works unchanged:
+any object with these members is an engine.
+
+``name: str``
+    Unique within a provider: ``software``, ``afalg``, ``cryptodev``, ``caam``, optionally with a
+    qualifier (``afalg:cbc-aes-caam``). Counters and bench rows use it.
+
+``probe() -> Capabilities``
+    Says whether the engine can run here and which algorithm names it claims. Called once when a
+    provider is built; may be slow (opens devices, reads /proc/crypto), must not raise.
+
+``run(op) -> result``
+    Performs one :class:`cryptoffload.ops.Op`, returning the result its family defines. Raises
+    :class:`cryptoffload.errors.Unavailable` (with a reason) to decline; any other exception is a
+    fault, counted, and the provider moves on. Results of a failed authentication are raised as
+    ``InvalidTag`` / ``InvalidSignature``: they are answers, not faults. An engine never checks what
+    the provider already validated, and never returns partial output.
+
+Optional members, read with ``getattr`` and a default:
+
+``min_size: Mapping[str, int]`` on Capabilities
+    The engine's own suggestion of the smallest payload worth offloading, per algorithm. A policy
+    value for the same algorithm overrides it.
+``detail: Mapping[str, object]`` on Capabilities
+    What the engine wants ``cryptoffload engines`` to show (drivers, versions, priorities).
+``close() -> None`` on the engine
+    Releases devices and sockets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an engine's probe found: available or not and why, and what it claims."""
+
+    available: bool
+    reason: str = ""
+    algorithms: frozenset[str] = frozenset()
+    min_size: Mapping[str, int] = field(default_factory=dict)
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """An engine: see the module docstring for each member's contract."""
+
+    name: str
+
+    def probe(self) -> Capabilities:
+        """Report availability and claimed algorithms; never raise."""
+        ...
+
+    def run(self, op: Any) -> Any:
+        """Perform one op, or raise Unavailable(reason) to decline."""
+        ...

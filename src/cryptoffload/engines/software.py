@@ -1,0 +1,174 @@
+"""The software engine: OpenSSL through `cryptography` (and hashlib/hmac, also OpenSSL)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import platform
+from typing import Any
+
+from cryptography.hazmat.backends.openssl.backend import backend as _openssl
+from cryptography.hazmat.primitives import cmac
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
+
+from cryptoffload import modes, pkcs1
+from cryptoffload.engines.base import Capabilities
+from cryptoffload.errors import Unavailable
+from cryptoffload.names import HASH_NAMES, all_algorithms
+
+_MODES = {"cbc": modes.CBC, "ctr": modes.CTR, "cfb": modes.CFB, "ofb": modes.OFB}
+
+
+def cipher_mode(mode: str, iv: bytes | None) -> modes.Mode:
+    """The `cryptography` mode object for one of our AES mode names."""
+    return modes.ECB() if mode == "ecb" else _MODES[mode](iv)
+
+
+def gcm_encrypt(key: bytes, nonce: bytes, data: bytes, aad: bytes | None, tag_len: int):
+    """(ciphertext, tag) of AES-GCM; a short tag is the leading bytes of the full one."""
+    out = AESGCM(key).encrypt(nonce, data, aad)
+    return out[:-16], out[-16 : len(out) - 16 + tag_len]
+
+
+def gcm_decrypt(key: bytes, nonce: bytes, data: bytes, aad: bytes | None, tag: bytes) -> bytes:
+    """Plaintext of AES-GCM, or InvalidTag; nothing is returned before the tag is checked."""
+    if len(tag) == 16:
+        return AESGCM(key).decrypt(nonce, bytes(data) + tag, aad)
+    ctx = Cipher(algorithms.AES(key), modes.GCM(nonce, tag, min_tag_length=len(tag))).decryptor()
+    if aad:
+        ctx.authenticate_additional_data(aad)
+    out = ctx.update(data)
+    return out + ctx.finalize()
+
+
+def ccm_encrypt(key: bytes, nonce: bytes, data: bytes, aad: bytes | None, tag_len: int):
+    """(ciphertext, tag) of AES-CCM."""
+    out = AESCCM(key, tag_length=tag_len).encrypt(nonce, data, aad)
+    return out[:-tag_len], out[-tag_len:]
+
+
+def ccm_decrypt(key: bytes, nonce: bytes, data: bytes, aad: bytes | None, tag: bytes) -> bytes:
+    """Plaintext of AES-CCM, or InvalidTag."""
+    return AESCCM(key, tag_length=len(tag)).decrypt(nonce, bytes(data) + tag, aad)
+
+
+class SoftwareEngine:
+    """Runs every operation in OpenSSL on the CPU; the reference all other engines are held to."""
+
+    name = "software"
+
+    def probe(self) -> Capabilities:
+        """Always available; reports the OpenSSL build and the machine."""
+        return Capabilities(
+            available=True,
+            reason="",
+            algorithms=frozenset(all_algorithms()),
+            detail={
+                "openssl": _openssl.openssl_version_text(),
+                "machine": platform.machine(),
+                "python": platform.python_version(),
+            },
+        )
+
+    def run(self, op: Any) -> Any:
+        """Perform ``op`` with OpenSSL."""
+        handler = _HANDLERS.get(op.family)
+        if handler is None:
+            raise Unavailable("unsupported", f"family {op.family!r}")
+        return handler(op)
+
+
+def _cipher(op: Any) -> bytes:
+    mode = op.alg.rsplit("-", 1)[1]
+    cipher = Cipher(algorithms.AES(op.key), cipher_mode(mode, op.iv))
+    ctx = cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
+    return ctx.update(op.data) + ctx.finalize()
+
+
+def _aead(op: Any) -> Any:
+    gcm = op.alg.endswith("-gcm")
+    if op.kind == "encrypt":
+        fn = gcm_encrypt if gcm else ccm_encrypt
+        return fn(op.key, op.iv, op.data, op.aad, op.length)
+    fn = gcm_decrypt if gcm else ccm_decrypt
+    return fn(op.key, op.iv, op.data, op.aad, op.tag)
+
+
+def _hash(op: Any) -> bytes:
+    return hashlib.new(HASH_NAMES[op.alg], op.data).digest()
+
+
+def _mac(op: Any) -> bytes:
+    kind, base = op.alg.split("-", 1)
+    if kind == "hmac":
+        return hmac.digest(op.key, op.data, HASH_NAMES[base])
+    if kind == "cmac":
+        ctx = cmac.CMAC(algorithms.AES(op.key))
+        ctx.update(op.data)
+        return ctx.finalize()
+    return gcm_encrypt(op.key, op.iv, b"", op.data, op.length)[1]
+
+
+def _rsa(op: Any) -> Any:
+    key = op.key
+    kind = op.kind
+    if kind == "sign":
+        return key.sign(op.data, op.padding, Prehashed(op.hash_alg))
+    if kind == "verify":
+        return key.verify(op.tag, op.data, op.padding, Prehashed(op.hash_alg))
+    if kind == "encrypt":
+        return key.encrypt(op.data, op.padding)
+    if kind == "decrypt":
+        return key.decrypt(op.data, op.padding)
+    # Raw exponentiation: OpenSSL's is not reachable through `cryptography`, so use GMP.
+    if op.alg.endswith("-private"):
+        numbers = key.private_numbers()
+        pub = numbers.public_numbers
+        return pkcs1.rsa_private_raw(
+            op.data,
+            pub.n,
+            numbers.d,
+            numbers.p,
+            numbers.q,
+            numbers.dmp1,
+            numbers.dmq1,
+            numbers.iqmp,
+        )
+    pub = key.public_numbers()
+    return pkcs1.rsa_public_raw(op.data, pub.n, pub.e)
+
+
+def _ecdsa(op: Any) -> Any:
+    algorithm = ec.ECDSA(Prehashed(op.hash_alg))
+    if op.kind == "sign":
+        return op.key.sign(op.data, algorithm)
+    return op.key.verify(op.tag, op.data, algorithm)
+
+
+def _ecdh(op: Any) -> bytes:
+    return op.key.exchange(ec.ECDH(), op.peer)
+
+
+def _dh(op: Any) -> bytes:
+    return op.key.exchange(op.peer)
+
+
+def _rng(op: Any) -> bytes:
+    return os.urandom(op.length)
+
+
+_HANDLERS = {
+    "cipher": _cipher,
+    "aead": _aead,
+    "hash": _hash,
+    "mac": _mac,
+    "rsa": _rsa,
+    "ecdsa": _ecdsa,
+    "ecdh": _ecdh,
+    "dh": _dh,
+    "rng": _rng,
+}

@@ -1,0 +1,81 @@
+"""GMAC: AES-GCM authentication of a message with no ciphertext (SP 800-38D)."""
+
+from __future__ import annotations
+
+import hmac as _std_hmac
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from cryptoffload import validate
+from cryptoffload._stream import StreamContext
+from cryptoffload.ops import Op
+from cryptoffload.provider import Provider
+
+__all__ = ["GMAC"]
+
+
+class _SoftwareGmac:
+    """A GCM encryptor fed only associated data."""
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self, key: bytes, nonce: bytes) -> None:
+        self._ctx = Cipher(algorithms.AES(key), modes.GCM(nonce)).encryptor()
+
+    def update(self, data: bytes) -> None:
+        self._ctx.authenticate_additional_data(data)
+
+    def tag(self) -> bytes:
+        self._ctx.finalize()
+        return self._ctx.tag
+
+
+class GMAC(StreamContext):
+    """``GMAC(key, nonce, tag_length=16)``: ``update`` the message, then ``finalize``/``verify``.
+
+    A nonce must never repeat under one key, exactly as for GCM encryption.
+    """
+
+    __slots__ = ("_key", "_nonce", "_tag_length")
+
+    def __init__(
+        self, key: bytes, nonce: bytes, tag_length: int = 16, *, provider: Provider | None = None
+    ) -> None:
+        validate.aes_key(key)
+        validate.gcm_nonce(nonce)
+        validate.gcm_tag_length(tag_length)
+        self._key = bytes(key)
+        self._nonce = bytes(nonce)
+        self._tag_length = tag_length
+        self._start(f"gmac-aes-{len(key) * 8}", provider)
+
+    def __repr__(self) -> str:
+        return f"<GMAC {self._alg} tag_length={self._tag_length}>"
+
+    def _software(self) -> _SoftwareGmac:
+        return _SoftwareGmac(self._key, self._nonce)
+
+    def _software_final(self, ctx: _SoftwareGmac) -> bytes:
+        return ctx.tag()[: self._tag_length]
+
+    def _op(self, data: bytes) -> Op:
+        return Op(
+            "mac",
+            self._alg,
+            "mac",
+            key=self._key,
+            iv=self._nonce,
+            data=data,
+            length=self._tag_length,
+        )
+
+    def finalize(self) -> bytes:
+        """The tag (``tag_length`` bytes); the context cannot be used afterwards."""
+        return self._finish()
+
+    def verify(self, tag: bytes) -> None:
+        """Raise InvalidSignature unless ``tag`` is this message's tag (constant-time)."""
+        validate.byteslike("tag", tag)
+        if not _std_hmac.compare_digest(self._finish(), bytes(tag)):
+            raise InvalidSignature("GMAC tag did not match.")

@@ -1,0 +1,70 @@
+"""HMAC over the SHA family, shaped like `cryptography`'s `hmac` module."""
+
+from __future__ import annotations
+
+import hmac as _std_hmac
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.hashes import HashAlgorithm
+
+from cryptoffload import validate
+from cryptoffload._stream import StreamContext
+from cryptoffload.names import HASH_NAMES, hash_name
+from cryptoffload.ops import Op
+from cryptoffload.provider import Provider
+
+__all__ = ["HMAC"]
+
+
+class HMAC(StreamContext):
+    """A streaming HMAC: ``update``, then ``finalize`` (the tag) or ``verify`` (a tag given)."""
+
+    __slots__ = ("_algorithm", "_key")
+
+    def __init__(
+        self,
+        key: bytes,
+        algorithm: HashAlgorithm,
+        backend: object = None,
+        *,
+        provider: Provider | None = None,
+    ) -> None:
+        validate.byteslike("key", key)
+        base = hash_name(algorithm)
+        self._key = bytes(key)
+        self._algorithm = algorithm
+        self._start(f"hmac-{base}", provider)
+
+    def __repr__(self) -> str:
+        return f"<HMAC {self._alg}>"
+
+    @property
+    def algorithm(self) -> HashAlgorithm:
+        """The hash algorithm object given at construction."""
+        return self._algorithm
+
+    def _software(self):
+        return _std_hmac.new(self._key, digestmod=HASH_NAMES[self._alg[5:]])
+
+    def _software_final(self, ctx) -> bytes:
+        return ctx.digest()
+
+    def _op(self, data: bytes) -> Op:
+        return Op("mac", self._alg, "mac", key=self._key, data=data)
+
+    def finalize(self) -> bytes:
+        """The tag; the context cannot be used afterwards."""
+        return self._finish()
+
+    def verify(self, signature: bytes) -> None:
+        """Raise InvalidSignature unless ``signature`` is this message's tag (constant-time)."""
+        validate.byteslike("signature", signature)
+        if not _std_hmac.compare_digest(self._finish(), bytes(signature)):
+            raise InvalidSignature("Signature did not match digest.")
+
+    def copy(self) -> HMAC:
+        """An independent context with the same key and data fed so far."""
+        other = HMAC.__new__(HMAC)
+        other._key = self._key
+        other._algorithm = self._algorithm
+        return self._copy_into(other)
