@@ -101,10 +101,16 @@ def dh_public_value(group: Any, y: int) -> None:
     y^q = 1 (mod p) holds exactly when the Legendre symbol (y/p) is 1: the same check, computed
     in microseconds instead of a full-size exponentiation.
     """
-    if not 2 <= y <= group.p - 2:
-        raise ValueError(f"peer public value is out of range 2 <= y <= p - 2 for {group.name}")
-    if gmpy2.legendre(y, group.p) != 1:
-        raise ValueError(f"peer public value is not in the prime-order subgroup of {group.name}")
+    ffc_public_value(group.p, group.q, y, group.name)
+
+
+def ffc_public_value(p: int, q: int, y: int, name: str = "the group") -> None:
+    """SP 800-56A 5.6.2.3.1 for any FFC group (p, q): 2 <= y <= p - 2 and y^q = 1 mod p."""
+    if not 2 <= y <= p - 2:
+        raise ValueError(f"peer public value is out of range 2 <= y <= p - 2 for {name}")
+    in_subgroup = gmpy2.legendre(y, p) == 1 if p == 2 * q + 1 else gmpy2.powmod(y, q, p) == 1
+    if not in_subgroup:
+        raise ValueError(f"peer public value is not in the prime-order subgroup of {name}")
 
 
 def _cipher_op(op: Any) -> None:

@@ -1,0 +1,148 @@
+"""Test doubles: engines that decline, fault, or take everything, to exercise the provider."""
+
+from __future__ import annotations
+
+import errno
+import random
+import threading
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric import padding
+
+from cryptoffload import pkcs1
+from cryptoffload.engines.base import Capabilities
+from cryptoffload.engines.software import SoftwareEngine
+from cryptoffload.errors import Unavailable
+from cryptoffload.names import all_algorithms
+
+_SOFTWARE = SoftwareEngine()
+_DECLINES = ("unsupported", "busy", "misaligned", "too-large")
+
+
+def raw_rsa(op: Any) -> Any:
+    """Do an RSA op the way a modexp-only engine does: padding in Python around a raw exponent."""
+    key = op.key
+    bits = key.key_size
+    if op.alg.endswith("-private"):
+        numbers = key.private_numbers()
+        pub = numbers.public_numbers
+
+        def private(m: int) -> int:
+            return pkcs1.rsa_private_raw(
+                m, pub.n, numbers.d, numbers.p, numbers.q, numbers.dmp1, numbers.dmq1, numbers.iqmp
+            )
+
+        if op.kind == "raw":
+            return private(op.data)
+        if op.kind == "sign":
+            return pkcs1.sign_with_raw(private, bits, op.data, op.padding, op.hash_alg)
+        if isinstance(op.padding, padding.PKCS1v15):
+            # Only OpenSSL's implicit rejection answers malformed v1.5 ciphertexts safely.
+            raise Unavailable("unsupported", "PKCS#1 v1.5 decryption")
+        return pkcs1.decrypt_with_raw(private, bits, op.data, op.padding, modulus=pub.n)
+    pub = key.public_numbers()
+
+    def public(m: int) -> int:
+        return pkcs1.rsa_public_raw(m, pub.n, pub.e)
+
+    if op.kind == "raw":
+        return public(op.data)
+    if op.kind == "verify":
+        return pkcs1.verify_with_raw(
+            public, bits, op.tag, op.data, op.padding, op.hash_alg, modulus=pub.n
+        )
+    return pkcs1.encrypt_with_raw(public, bits, op.data, op.padding)
+
+
+class TakeAllEngine:
+    """Takes every op it claims and gets it right (RSA through the raw-exponent path)."""
+
+    def __init__(self, name: str = "takeall", algorithms: Any = None) -> None:
+        self.name = name
+        self._algorithms = frozenset(algorithms) if algorithms is not None else None
+        self.seen: list[Any] = []
+
+    def probe(self) -> Capabilities:
+        algs = self._algorithms if self._algorithms is not None else frozenset(all_algorithms())
+        return Capabilities(available=True, algorithms=algs)
+
+    def run(self, op: Any) -> Any:
+        self.seen.append(op)
+        if op.family == "rsa":
+            return raw_rsa(op)
+        return _SOFTWARE.run(op)
+
+
+class ChaosEngine(TakeAllEngine):
+    """Declines at random, faults at random (with assorted exceptions), else answers correctly."""
+
+    def __init__(
+        self, seed: int = 0, decline: float = 0.3, fault: float = 0.3, name: str = "chaos"
+    ) -> None:
+        super().__init__(name)
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self.decline_rate = decline
+        self.fault_rate = fault
+
+    def run(self, op: Any) -> Any:
+        with self._lock:
+            roll = self._rng.random()
+            reason = self._rng.choice(_DECLINES)
+            fault = self._rng.choice(
+                [
+                    OSError(errno.EIO, "device error"),
+                    RuntimeError("job ring stalled"),
+                    ValueError("status 0x40000054"),
+                    MemoryError(),
+                ]
+            )
+        if roll < self.decline_rate:
+            raise Unavailable(reason)
+        if roll < self.decline_rate + self.fault_rate:
+            raise fault
+        return super().run(op)
+
+
+class DecliningEngine:
+    """Claims algorithms and declines every op with one reason: the silent fallback."""
+
+    def __init__(
+        self, name: str = "decliner", reason: str = "unsupported", algorithms: Any = None
+    ) -> None:
+        self.name = name
+        self.reason = reason
+        self._algorithms = algorithms
+        self.calls = 0
+
+    def probe(self) -> Capabilities:
+        algs = self._algorithms if self._algorithms is not None else all_algorithms()
+        return Capabilities(available=True, algorithms=frozenset(algs))
+
+    def run(self, op: Any) -> Any:
+        self.calls += 1
+        raise Unavailable(self.reason)
+
+
+class FaultingEngine(DecliningEngine):
+    """Claims algorithms and raises ``exc`` on every op."""
+
+    def __init__(self, exc: BaseException | None = None, name: str = "faulty", **kw: Any) -> None:
+        super().__init__(name=name, **kw)
+        self.exc = exc or OSError(errno.EIO, "device error")
+
+    def run(self, op: Any) -> Any:
+        self.calls += 1
+        raise self.exc
+
+
+class AbsentEngine:
+    """An engine whose device is not on this machine."""
+
+    name = "absent"
+
+    def probe(self) -> Capabilities:
+        return Capabilities(available=False, reason="no /dev/absent on this machine")
+
+    def run(self, op: Any) -> Any:  # pragma: no cover - never routed to
+        raise AssertionError("an unavailable engine must never be asked")
