@@ -43,6 +43,11 @@ class RoutedKey:
         return hash(self._key)
 
 
+def check_hash(algorithm: Any) -> None:
+    """TypeError unless ``algorithm`` (or the one ``Prehashed`` wraps) is a hash we offer."""
+    hash_name(algorithm._algorithm if isinstance(algorithm, Prehashed) else algorithm)
+
+
 def digest_for(data: bytes, algorithm: Any) -> tuple[bytes, hashes.HashAlgorithm]:
     """(digest, hash algorithm) of ``data`` under ``algorithm``, which may be ``Prehashed``."""
     if isinstance(algorithm, Prehashed):

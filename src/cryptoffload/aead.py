@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives.ciphers import aead as _aead
 
 from cryptoffload import validate
 from cryptoffload.ops import Op
-from cryptoffload.provider import SOFTWARE, Provider, _current, default_provider
+from cryptoffload.provider import Provider, _current, default_provider
 
 __all__ = ["AESCCM", "AESGCM"]
 
@@ -67,8 +67,11 @@ class _AeadBase:
         if direct:
             sw = self._sw or self._software()
             out = sw.encrypt(nonce, data, associated_data)
-            provider.counters.count(SOFTWARE, self._alg, len(data))
+            provider.counters.software(self._alg, len(data))
             return out
+        return self._run_encrypt(provider, nonce, data, associated_data)
+
+    def _run_encrypt(self, provider: Provider, nonce: bytes, data: bytes, associated_data) -> bytes:
         op = Op(
             "aead",
             self._alg,
@@ -92,9 +95,9 @@ class _AeadBase:
             try:
                 out = sw.decrypt(nonce, data, associated_data)
             except InvalidTag:
-                provider.counters.count(SOFTWARE, self._alg, size)
+                provider.counters.software(self._alg, size)
                 raise
-            provider.counters.count(SOFTWARE, self._alg, size)
+            provider.counters.software(self._alg, size)
             return out
         tag_length = self._tag_length
         if len(data) < tag_length:
@@ -128,6 +131,25 @@ class AESGCM(_AeadBase):
 
     def _direct_ok(self) -> bool:
         return self._tag_length == 16
+
+    def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
+        """Ciphertext followed by the tag."""
+        # The hot path of the library, kept flat: see benchmarks/overhead.py.
+        provider = self._provider or _current.get() or default_provider()
+        cached = self._cached
+        if cached is None or cached[0] is not provider:
+            cached = self._route()
+        if nonce.__class__ is not bytes or not 8 <= len(nonce) <= 128:
+            validate.gcm_nonce(nonce)
+        if data.__class__ is not bytes:
+            validate.byteslike("data", data)
+        if associated_data is not None and associated_data.__class__ is not bytes:
+            validate.byteslike("associated_data", associated_data)
+        if cached[1]:
+            out = (self._sw or self._software()).encrypt(nonce, data, associated_data)
+            provider.counters.software(self._alg, len(data))
+            return out
+        return self._run_encrypt(provider, nonce, data, associated_data)
 
     def _software(self) -> _aead.AESGCM:
         self._sw = _aead.AESGCM(self._key)

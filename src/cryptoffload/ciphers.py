@@ -59,7 +59,8 @@ class Cipher:
             if mode.tag is not None:
                 validate.gcm_tag_length(len(mode.tag))
         elif mode_name != "ecb":
-            validate.block_iv(mode_name, getattr(mode, "initialization_vector", None) or mode.nonce)
+            iv = mode.nonce if mode_name == "ctr" else mode.initialization_vector
+            validate.block_iv(mode_name, iv)
         self.algorithm = algorithm
         self.mode = mode
         self._mode_name = mode_name

@@ -75,6 +75,16 @@ class Counters:
         cell[_OPS] += 1
         cell[_BYTES] += nbytes
 
+    def software(self, alg: str, nbytes: int) -> None:
+        """One operation of ``nbytes`` completed by software (the primitives' fast path)."""
+        try:
+            cell = self._local.software[alg]
+        except (AttributeError, KeyError):
+            cell = self._cell("software", alg)
+            self._local.software = self._local.table["software"]
+        cell[_OPS] += 1
+        cell[_BYTES] += nbytes
+
     def decline(self, engine: str, alg: str, reason: str) -> None:
         """``engine`` (or the policy on its behalf) did not take an operation, for ``reason``."""
         declined = self._cell(engine, alg)[_DECLINED]

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ec import (
 )
 
 from cryptoffload import validate
-from cryptoffload._keys import RoutedKey, digest_for
+from cryptoffload._keys import RoutedKey, check_hash, digest_for
 from cryptoffload.curves import by_cryptography, short_name
 from cryptoffload.ops import Op
 from cryptoffload.provider import SOFTWARE, Provider
@@ -126,6 +126,7 @@ class EllipticCurvePublicKey(RoutedKey):
         alg = f"ecdsa-{self._name}-verify"
         provider, direct = self._route(alg)
         if direct:
+            check_hash(signature_algorithm.algorithm)
             try:
                 self._key.verify(signature, data, signature_algorithm)
             except InvalidSignature:
@@ -202,6 +203,7 @@ class EllipticCurvePrivateKey(RoutedKey):
         alg = f"ecdsa-{self._name}-sign"
         provider, direct = self._route(alg)
         if direct:
+            check_hash(signature_algorithm.algorithm)
             out = self._key.sign(data, signature_algorithm)
             provider.counters.count(SOFTWARE, alg, 0)
             return out

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives import serialization as _ser
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateNumbers, RSAPublicNumbers
 
-from cryptoffload import validate
-from cryptoffload._keys import RoutedKey, digest_for
+from cryptoffload import pkcs1, validate
+from cryptoffload._keys import RoutedKey, check_hash, digest_for
+from cryptoffload.names import hash_name
 from cryptoffload.ops import Op
 from cryptoffload.provider import SOFTWARE, Provider
 
@@ -30,6 +31,14 @@ __all__ = [
 def _check_padding(pad: Any) -> None:
     if not isinstance(pad, padding.AsymmetricPadding):
         raise TypeError(f"padding must be PKCS1v15(), PSS(...) or OAEP(...), got {pad!r}")
+    if isinstance(pad, padding.OAEP):
+        # OpenSSL takes OAEP with SHA-1/SHA-2 only; an engine padding in Python must not take more.
+        for alg in pkcs1.oaep_params(pad)[:2]:
+            if hash_name(alg) not in ("sha1", "sha224", "sha256", "sha384", "sha512"):
+                raise UnsupportedAlgorithm(
+                    f"OAEP takes SHA-1 or SHA-224/256/384/512, got {alg.name}",
+                    _Reasons.UNSUPPORTED_PADDING,
+                )
 
 
 def _check_int(name: str, value: Any) -> None:
@@ -79,6 +88,7 @@ class RSAPublicKey(RoutedKey):
         alg = self._alg
         provider, direct = self._route(alg)
         if direct:
+            check_hash(algorithm)
             try:
                 self._key.verify(signature, data, padding, algorithm)
             except InvalidSignature:
@@ -174,6 +184,7 @@ class RSAPrivateKey(RoutedKey):
         alg = self._alg
         provider, direct = self._route(alg)
         if direct:
+            check_hash(algorithm)
             out = self._key.sign(data, padding, algorithm)
             provider.counters.count(SOFTWARE, alg, 0)
             return out

@@ -20,6 +20,37 @@ from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
 from cryptoffload.names import HASH_NAMES, all_algorithms
 
+#: CPU flags that OpenSSL uses for the algorithms here, as /proc/cpuinfo names them.
+_CRYPTO_FLAGS = (
+    "aes",
+    "vaes",
+    "pclmulqdq",
+    "vpclmulqdq",
+    "sha_ni",
+    "avx2",
+    "avx512f",
+    "pmull",
+    "sha1",
+    "sha2",
+    "sha512",
+    "sha3",
+)
+
+
+def cpu_crypto_features() -> list[str]:
+    """The crypto-relevant CPU features this machine reports (empty where /proc is absent)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("flags", "Features"):
+                    present = set(value.split())
+                    return [flag for flag in _CRYPTO_FLAGS if flag in present]
+    except OSError:
+        pass
+    return []
+
+
 _MODES = {"cbc": modes.CBC, "ctr": modes.CTR, "cfb": modes.CFB, "ofb": modes.OFB}
 
 
@@ -70,6 +101,7 @@ class SoftwareEngine:
             detail={
                 "openssl": _openssl.openssl_version_text(),
                 "machine": platform.machine(),
+                "cpu crypto features": " ".join(cpu_crypto_features()) or "none found",
                 "python": platform.python_version(),
             },
         )

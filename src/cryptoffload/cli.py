@@ -1,0 +1,141 @@
+"""The `cryptoffload` command: engines, selftest."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from cryptoffload import __version__
+from cryptoffload.engines.base import Capabilities
+from cryptoffload.errors import EngineError
+from cryptoffload.provider import Provider, default_provider
+
+
+def _provider(specs: Sequence[str] | None) -> Provider:
+    return Provider(list(specs)) if specs else default_provider()
+
+
+def _engine_rows(provider: Provider) -> list[dict[str, Any]]:
+    rows = []
+    for name, caps in provider.capabilities.items():
+        rows.append(_caps_row(name, caps))
+    return rows
+
+
+def _caps_row(name: str, caps: Capabilities) -> dict[str, Any]:
+    return {
+        "name": name,
+        "available": caps.available,
+        "reason": caps.reason,
+        "algorithms": sorted(caps.algorithms),
+        "min_size": dict(caps.min_size),
+        "detail": {k: v for k, v in caps.detail.items()},
+    }
+
+
+def cmd_engines(args: argparse.Namespace, console: Console) -> int:
+    provider = _provider(args.engine)
+    rows = _engine_rows(provider)
+    if args.json:
+        print(json.dumps({"engines": rows, "policy": provider.policy.to_dict()}, indent=2))
+        return 0
+    table = Table(title="crypto engines on this machine (in priority order)")
+    for column in ("engine", "status", "claims", "detail"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        status = (
+            "[green]available[/]" if row["available"] else f"[red]not available[/]: {row['reason']}"
+        )
+        claims = f"{len(row['algorithms'])} algorithms" if row["algorithms"] else "-"
+        detail = "\n".join(f"{k}: {v}" for k, v in row["detail"].items())
+        table.add_row(row["name"], status, claims, detail)
+    console.print(table)
+    if args.verbose:
+        for row in rows:
+            if row["algorithms"]:
+                console.print(f"[bold]{row['name']}[/] claims: " + ", ".join(row["algorithms"]))
+    offloaders = [r for r in rows if r["name"] != "software" and r["available"]]
+    if not offloaders:
+        console.print(
+            "No crypto engine other than software is available here: every operation runs in "
+            "OpenSSL on the CPU."
+        )
+    return 0
+
+
+def cmd_selftest(args: argparse.Namespace, console: Console) -> int:
+    from cryptoffload import selftest
+
+    provider = _provider(args.engine)
+    engines = [e for e in provider.engines if e.name != "software"]
+    with console.status("running known-answer tests...") if not args.json else _nothing():
+        results = selftest.run(engines)
+    failed = [r for r in results if r.failed]
+    if args.json:
+        print(json.dumps({"results": [vars(r) for r in results], "failed": len(failed)}, indent=2))
+        return 1 if failed else 0
+    table = Table(title="self-test: known answers through each engine")
+    for column in ("engine", "algorithm", "result", "detail"):
+        table.add_column(column, overflow="fold")
+    style = {"pass": "green", "FAIL": "bold red", "fault": "red", "declined": "yellow"}
+    for r in results:
+        table.add_row(r.engine, r.algorithm, f"[{style[r.status]}]{r.status}[/]", r.detail)
+    console.print(table)
+    for name, reason in provider.unavailable.items():
+        console.print(f"engine {name} not tested: {reason}")
+    verdict = f"{len(failed)} failed" if failed else "all passed"
+    console.print(f"{len(results)} checks on {len(engines) + 1} engine(s): {verdict}")
+    return 1 if failed else 0
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cryptoffload",
+        description="One crypto API over the machine's crypto engines: see what is offloaded.",
+    )
+    parser.add_argument("--version", action="version", version=f"cryptoffload {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    engine_help = "engine spec to use instead of the ones found (repeatable), e.g. software"
+    p = sub.add_parser(
+        "engines", help="list the engines found, why others are not, what they claim"
+    )
+    p.add_argument("--engine", action="append", metavar="SPEC", help=engine_help)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("-v", "--verbose", action="store_true", help="list every algorithm claimed")
+    p.set_defaults(func=cmd_engines)
+
+    p = sub.add_parser("selftest", help="known-answer tests through every engine found")
+    p.add_argument("--engine", action="append", metavar="SPEC", help=engine_help)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_selftest)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `cryptoffload` command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    console = Console()
+    try:
+        return args.func(args, console)
+    except (EngineError, ValueError, OSError) as exc:
+        print(f"cryptoffload {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
