@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
@@ -115,6 +116,35 @@ class _AeadBase:
             length=tag_length,
         )
         return provider.run(op)
+
+    def encrypt_into(
+        self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
+    ) -> int:
+        """Write ciphertext and tag into ``buf`` (exactly len(data) + tag bytes); return that."""
+        need = len(data) + self._tag_length
+        if memoryview(buf).nbytes != need:
+            raise ValueError(f"buffer must be {need} bytes")
+        provider, direct = self._route()
+        if direct:
+            self._check(nonce, data, associated_data)
+            n = (self._sw or self._software()).encrypt_into(nonce, data, associated_data, buf)
+            provider.counters.software(self._alg, len(data))
+            return n
+        memoryview(buf).cast("B")[:] = self.encrypt(nonce, data, associated_data)
+        return need
+
+    def decrypt_into(
+        self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
+    ) -> int:
+        """Write the plaintext into ``buf`` (len(data) - tag bytes), only once the tag holds."""
+        need = len(data) - self._tag_length
+        if need < 0:
+            raise InvalidTag
+        if memoryview(buf).nbytes != need:
+            raise ValueError(f"buffer must be {need} bytes")
+        plaintext = self.decrypt(nonce, data, associated_data)
+        memoryview(buf).cast("B")[:] = plaintext
+        return need
 
 
 class AESGCM(_AeadBase):

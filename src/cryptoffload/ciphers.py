@@ -124,7 +124,7 @@ class _GcmContext:
     for ``streaming`` (one-shot AEAD through ``aead.AESGCM`` is what engines take).
     """
 
-    __slots__ = ("_alg", "_ctx", "_encrypt", "_provider", "_total")
+    __slots__ = ("_alg", "_counted", "_ctx", "_encrypt", "_provider", "_total")
 
     def __init__(self, cipher: Cipher, provider: Provider, encrypt: bool) -> None:
         self._ctx = _software_context(cipher, encrypt)
@@ -132,6 +132,7 @@ class _GcmContext:
         self._provider = provider
         self._encrypt = encrypt
         self._total = 0
+        self._counted = False
 
     def authenticate_additional_data(self, data: bytes) -> None:
         self._ctx.authenticate_additional_data(data)
@@ -147,6 +148,9 @@ class _GcmContext:
         return n
 
     def _done(self) -> None:
+        if self._counted:
+            return
+        self._counted = True
         provider = self._provider
         if provider.direct(self._alg):
             provider.counters.count(SOFTWARE, self._alg, self._total)
