@@ -25,7 +25,7 @@ class RoutedKey:
     def _route(self, alg: str) -> tuple[Provider, bool]:
         provider = self._provider or _current.get() or default_provider()
         cached = self._cached
-        if cached is None or cached[0] is not provider or cached[1] is not alg:
+        if cached is None or cached[0] is not provider or cached[1] != alg:
             cached = self._cached = (provider, alg, provider.direct(alg))
         return provider, cached[2]
 

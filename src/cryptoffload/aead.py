@@ -55,7 +55,7 @@ class _AeadBase:
     def _direct_ok(self) -> bool:
         return True
 
-    def _check(self, nonce: bytes, data: bytes, aad: bytes | None) -> None:
+    def _check(self, nonce: bytes, data: bytes, aad: bytes | None, tag_length: int = 0) -> None:
         raise NotImplementedError
 
     def _software(self):
@@ -89,7 +89,8 @@ class _AeadBase:
     def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
         provider, direct = self._route()
-        self._check(nonce, data, associated_data)
+        # The data ends with the tag: CCM's length limit is on what comes before it.
+        self._check(nonce, data, associated_data, self._tag_length)
         if direct:
             sw = self._sw or self._software()
             size = max(len(data) - self._tag_length, 0)
@@ -185,7 +186,7 @@ class AESGCM(_AeadBase):
         self._sw = _aead.AESGCM(self._key)
         return self._sw
 
-    def _check(self, nonce: bytes, data: bytes, aad: bytes | None) -> None:
+    def _check(self, nonce: bytes, data: bytes, aad: bytes | None, tag_length: int = 0) -> None:
         if nonce.__class__ is not bytes or not 8 <= len(nonce) <= 128:
             validate.gcm_nonce(nonce)
         if data.__class__ is not bytes:
@@ -212,8 +213,8 @@ class AESCCM(_AeadBase):
         self._sw = _aead.AESCCM(self._key, tag_length=self._tag_length)
         return self._sw
 
-    def _check(self, nonce: bytes, data: bytes, aad: bytes | None) -> None:
+    def _check(self, nonce: bytes, data: bytes, aad: bytes | None, tag_length: int = 0) -> None:
         validate.byteslike("data", data)
         if aad is not None:
             validate.byteslike("associated_data", aad)
-        validate.ccm_nonce(nonce, len(data))
+        validate.ccm_nonce(nonce, max(len(data) - tag_length, 0))

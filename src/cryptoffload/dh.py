@@ -36,8 +36,9 @@ def _parameters(name: str) -> _dh.DHParameters:
 
 
 def _group_of(key: Any) -> str:
-    found = group_for_prime(key.parameters().parameter_numbers().p)
-    if found is None:
+    numbers = key.parameters().parameter_numbers()
+    found = group_for_prime(numbers.p)
+    if found is None or numbers.g != found.g:
         raise ValueError("only the RFC 7919 FFDHE groups are supported (ffdhe2048..ffdhe8192)")
     return found.name
 

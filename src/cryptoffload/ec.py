@@ -49,6 +49,7 @@ __all__ = [
     "EllipticCurvePublicNumbers",
     "derive_private_key",
     "generate_private_key",
+    "public_key_from_numbers",
 ]
 
 
@@ -231,6 +232,22 @@ class EllipticCurvePrivateKey(RoutedKey):
             provider.counters.count(SOFTWARE, alg, 0)
             return out
         return provider.run(Op("ecdh", alg, "exchange", key=self._key, peer=peer))
+
+
+def public_key_from_numbers(
+    numbers: EllipticCurvePublicNumbers, *, provider: Provider | None = None
+) -> EllipticCurvePublicKey:
+    """The public key (x, y) after full validation of the coordinates as given.
+
+    Use this rather than ``numbers.public_key()`` for a peer's key: OpenSSL reduces coordinates
+    modulo p, so an out-of-range coordinate would otherwise be accepted as another point.
+    """
+    if not isinstance(numbers, EllipticCurvePublicNumbers):
+        raise TypeError(f"expected EllipticCurvePublicNumbers, got {type(numbers).__name__}")
+    validate.ec_public_point(by_cryptography(numbers.curve), numbers.x, numbers.y)
+    key = EllipticCurvePublicKey(numbers.public_key(), provider=provider)
+    key._validated = True
+    return key
 
 
 def generate_private_key(

@@ -161,12 +161,11 @@ class Provider:
         if self.policy.requires(alg):
             raise OffloadRequired(alg, declines)
         try:
-            result = self.software.run(op)
-        except (InvalidTag, InvalidSignature):
+            return self.software.run(op)
+        finally:
+            # Software's answer counts whether it is a result or a rejection (bad tag, bad
+            # signature, undecryptable ciphertext): the op was done either way.
             counters.count(SOFTWARE, alg, op.size)
-            raise
-        counters.count(SOFTWARE, alg, op.size)
-        return result
 
     def software_finished(self, alg: str, size: int, reason: str) -> None:
         """Account for an op that software did outside :meth:`run` although engines claim ``alg``.

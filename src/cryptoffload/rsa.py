@@ -200,9 +200,10 @@ class RSAPrivateKey(RoutedKey):
         alg = self._alg
         provider, direct = self._route(alg)
         if direct:
-            out = self._key.decrypt(ciphertext, padding)
-            provider.counters.count(SOFTWARE, alg, 0)
-            return out
+            try:
+                return self._key.decrypt(ciphertext, padding)
+            finally:
+                provider.counters.count(SOFTWARE, alg, 0)
         return provider.run(
             Op("rsa", alg, "decrypt", key=self._key, data=bytes(ciphertext), padding=padding)
         )
