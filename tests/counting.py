@@ -1,0 +1,129 @@
+"""Counter checks for the vector suites: exactly the ops a test did, done by the right engines.
+
+What each engine set of the ``provider`` fixture (tests/conftest.py) promises about its counters:
+
+* ``software``: software did every op; nothing was declined or faulted.
+* ``takeall``: the take-all engine did every op that went through ``Provider.run``; software did
+  only the ops a streaming context finished outside ``run`` (GCM through ``Cipher``), and for
+  each of those the engine is counted as declining for ``streaming``.
+* ``chaos``: every op was offered to the chaos engine. Each one it declined or faulted on was
+  finished by software, so software's ops are the engine's declines plus its faults.
+
+One test can be too short for the random engine to both decline and fault, so chaos activity is
+summed per file in a :class:`ChaosTally` and checked once by the file's last test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from cryptoffload import Provider
+from cryptoffload.errors import REASONS
+
+SOFTWARE = "software"
+TAKEALL = "takeall"
+CHAOS = "chaos"
+STREAMING = "streaming"
+
+_EMPTY = {"ops": 0, "bytes": 0, "declined": {}, "faults": 0}
+
+
+def engine_set(provider: Provider) -> str:
+    """``software``, ``takeall`` or ``chaos``: which of the fixture's engine sets this is."""
+    names = [engine.name for engine in provider.engines if engine.name != SOFTWARE]
+    if not names:
+        return SOFTWARE
+    if len(names) != 1 or names[0] not in (TAKEALL, CHAOS):
+        raise AssertionError(f"counting.py knows nothing about the engine set {names!r}")
+    return names[0]
+
+
+def claimed(provider: Provider) -> bool:
+    """True when an engine other than software claims every algorithm (takeall, chaos)."""
+    return engine_set(provider) != SOFTWARE
+
+
+class ChaosTally:
+    """What the chaos engine did over all the chaos-set tests of one file."""
+
+    def __init__(self) -> None:
+        self.tests = 0
+        self.engine_ops = 0
+        self.software_ops = 0
+        self.declined = 0
+        self.faults = 0
+
+    def add(self, engine_ops: int, software_ops: int, declined: int, faults: int) -> None:
+        self.engine_ops += engine_ops
+        self.software_ops += software_ops
+        self.declined += declined
+        self.faults += faults
+
+    def check(self) -> None:
+        """Both engines did ops, and the chaos engine both declined and faulted somewhere."""
+        if self.tests == 0:
+            pytest.skip("no chaos-set test of this file ran before this one")
+        assert self.engine_ops > 0, "the chaos engine completed no op in this file"
+        assert self.software_ops > 0, "software finished no op for the chaos engine in this file"
+        assert self.declined > 0, "the chaos engine declined no op in this file"
+        assert self.faults > 0, "the chaos engine faulted on no op in this file"
+
+
+def check_ops(
+    provider: Provider,
+    performed: Mapping[str, int],
+    tally: ChaosTally,
+    *,
+    streamed: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """Assert the counters show exactly ``performed`` ops per algorithm, by the right engines.
+
+    ``performed`` maps algorithm names (``aes-128-cbc``, ``sha256``, ``hmac-sha1``...) to the
+    number of ops the test did; every other algorithm must show no activity at all.
+    ``streamed`` says how many of them a streaming context finished in software outside
+    ``Provider.run`` (GCM through ``Cipher``). Returns the snapshot.
+    """
+    streamed = streamed or {}
+    kind = engine_set(provider)
+    snap = provider.counters.snapshot()
+    expected = {alg: n for alg, n in performed.items() if n}
+    touched = {
+        alg
+        for algs in snap.values()
+        for alg, cell in algs.items()
+        if cell["ops"] or cell["declined"] or cell["faults"]
+    }
+    assert touched == set(expected), f"algorithms counted {sorted(touched)} != {sorted(expected)}"
+    if kind == CHAOS:
+        tally.tests += 1
+
+    for alg, n in expected.items():
+        cells = {engine: algs.get(alg, _EMPTY) for engine, algs in snap.items()}
+        total = sum(cell["ops"] for cell in cells.values())
+        assert total == n, f"{alg}: counters show {total} ops, the test did {n}"
+        sw = cells[SOFTWARE]
+        assert not sw["declined"] and not sw["faults"], f"{alg}: software declined or faulted"
+        s = streamed.get(alg, 0)
+        if kind == SOFTWARE:
+            assert sw["ops"] == n
+            continue
+        engine = cells[kind]
+        if kind == TAKEALL:
+            assert engine["ops"] == n - s, f"{alg}: takeall did {engine['ops']} of {n - s} ops"
+            assert sw["ops"] == s, f"{alg}: software did {sw['ops']} ops, expected {s}"
+            assert engine["declined"] == ({STREAMING: s} if s else {}), (alg, engine["declined"])
+            assert engine["faults"] == 0, f"{alg}: takeall faulted"
+            continue
+        declined = dict(engine["declined"])
+        assert declined.pop(STREAMING, 0) == s, f"{alg}: streaming declines != {s}"
+        assert set(declined) <= REASONS, f"{alg}: unknown decline reasons {declined}"
+        random_declines = sum(declined.values())
+        assert sw["ops"] == s + random_declines + engine["faults"], (
+            f"{alg}: software did {sw['ops']} ops but the chaos engine passed on "
+            f"{s + random_declines} and faulted on {engine['faults']}"
+        )
+        tally.add(engine["ops"], sw["ops"] - s, random_declines, engine["faults"])
+    return snap
