@@ -1,4 +1,4 @@
-"""The `cryptoffload` command: engines, selftest."""
+"""The `cryptoffload` command: engines, selftest, bench, sweep, compare."""
 
 from __future__ import annotations
 
@@ -102,6 +102,146 @@ class _nothing:
         return None
 
 
+_BLOCKS = {"1k": 1024, "4k": 4096, "16k": 16384, "64k": 65536, "1m": 1 << 20}
+
+
+def _size(text: str) -> int:
+    value = _BLOCKS.get(text.lower())
+    if value is None:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"block size must be one of {', '.join(_BLOCKS)} or a number of bytes, got {text!r}"
+            ) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"block size must be positive, got {value}")
+    return value
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _bench_engines(specs: list[str] | None) -> list[Any]:
+    """Engines for bench rows: those named (software is always measured), else the ones found."""
+    from cryptoffload import engines as registry
+
+    if specs is None:
+        provider = default_provider()
+        return [e for e in provider.engines if e.name != "software"]
+    return [registry.from_spec(s) for s in specs if s != "software"]
+
+
+def _emit(text: str, out: str | None) -> None:
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+def cmd_bench(args: argparse.Namespace, console: Console) -> int:
+    from cryptoffload.bench import cases, report, runner
+
+    block = 1024 if args.embedded else args.block
+    selected = cases.select(args.algs)
+    engines = _bench_engines(args.engines)
+    err = Console(stderr=True)
+    with (
+        _quiet_fallback_warnings(),
+        _progress(err, len(selected) * (len(engines) + 1), args.quiet) as step,
+    ):
+        result = runner.run(
+            selected,
+            engines,
+            block,
+            args.time,
+            args.trials,
+            with_cpu=args.cpu,
+            policy=default_provider().policy if args.use_policy else None,
+            progress=step,
+        )
+    if args.variants:
+        from cryptoffload.bench import variants
+
+        if not args.quiet:
+            err.print("running software variants with crypto extensions masked...")
+        labels = [c.label for c in selected]
+        result["rows"] += variants.run_variant(labels, block, args.time, args.trials)
+        runner.add_speedups(result["rows"])
+        result["rows"].sort(key=lambda r: _row_order(r, labels))
+        result["settings"]["variants"] = True
+    if args.format == "table":
+        if args.out:
+            _emit(report.json_text(result), args.out)
+        report.print_table(result, console)
+    else:
+        _emit(report.render(result, args.format), args.out)
+    return 0
+
+
+def _row_order(row: dict[str, Any], labels: list[str]) -> tuple:
+    label = f"{row['algorithm']} {row['operation']}"
+    engine = row["engine"]
+    rank = 0 if engine == "software" else 1 if engine.startswith("software:") else 2
+    return (labels.index(label) if label in labels else len(labels), row["block"] or 0, rank)
+
+
+class _quiet_fallback_warnings:
+    """The bench reports declines per row; the library's one-line warning would interleave."""
+
+    def __enter__(self) -> None:
+        import logging
+
+        self._logger = logging.getLogger("cryptoffload")
+        self._level = self._logger.level
+        self._logger.setLevel(logging.ERROR)
+
+    def __exit__(self, *exc: object) -> None:
+        self._logger.setLevel(self._level)
+
+
+class _progress:
+    def __init__(self, console: Console, total: int, quiet: bool) -> None:
+        self._console, self._total, self._quiet = console, total, quiet
+
+    def __enter__(self):
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        if self._quiet:
+            return lambda description: None
+        self._bar = Progress(
+            TextColumn("{task.description:<44}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self._console,
+            transient=True,
+        )
+        self._bar.start()
+        task = self._bar.add_task("starting", total=self._total)
+        started = [False]
+
+        def step(description: str) -> None:
+            if started[0]:
+                self._bar.advance(task)
+            started[0] = True
+            self._bar.update(task, description=description)
+
+        return step
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._quiet:
+            self._bar.stop()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cryptoffload",
@@ -123,6 +263,55 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", action="append", metavar="SPEC", help=engine_help)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_selftest)
+
+    p = sub.add_parser("bench", help="software and engine rows side by side (the main job)")
+    p.add_argument(
+        "--algs",
+        type=_csv,
+        metavar="LIST",
+        help="comma-separated algorithm names or globs (default: the articles' set)",
+    )
+    p.add_argument(
+        "--engines",
+        type=_csv,
+        metavar="LIST",
+        help="comma-separated engine specs (default: every engine found)",
+    )
+    p.add_argument(
+        "--block",
+        type=_size,
+        default=16384,
+        metavar="SIZE",
+        help="bulk buffer size: 1k, 4k, 16k (default), 64k, 1m or bytes",
+    )
+    p.add_argument(
+        "--embedded", action="store_true", help="1 KiB blocks, like the embedded benchmark"
+    )
+    p.add_argument(
+        "--time", type=float, default=0.25, metavar="S", help="seconds per trial (default 0.25)"
+    )
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=3,
+        metavar="N",
+        help="trials per row; the median is shown (default 3)",
+    )
+    p.add_argument("--cpu", action="store_true", help="wall, user and sys time per row")
+    p.add_argument(
+        "--variants",
+        action="store_true",
+        help="add software rows with the CPU's crypto extensions masked",
+    )
+    p.add_argument(
+        "--use-policy",
+        action="store_true",
+        help="apply the configured policy to engine rows (default: engines take all)",
+    )
+    p.add_argument("--format", choices=("table", "md", "csv", "json"), default="table")
+    p.add_argument("--out", metavar="FILE", help="write the report here (JSON for table format)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 
@@ -130,6 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cryptoffload` command; returns the exit status."""
     args = build_parser().parse_args(argv)
     console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)  # redirected output: keep rows on one line
     try:
         return args.func(args, console)
     except (EngineError, ValueError, OSError) as exc:

@@ -1,0 +1,205 @@
+"""Reports of a benchmark run: terminal table, Markdown, CSV, JSON; comparing two saved runs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+_COLUMNS = ("algorithm", "engine", "block", "result", "spread", "speedup")
+_CPU_COLUMNS = ("real/user/sys s", "cpu", "reading")
+
+
+def _size(block: int | None) -> str:
+    if block is None:
+        return "-"
+    for unit, factor in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if block >= factor and block % factor == 0:
+            return f"{block // factor} {unit}"
+    return f"{block} B"
+
+
+def result_text(row: dict[str, Any]) -> str:
+    """The figure, or why there is none: a row that offloaded nothing never shows a speed."""
+    if row["median"] is None:
+        return row["note"] or "-"
+    text = f"{row['median']:,.2f} {row['unit']}"
+    share = row.get("offload_share", 1.0)
+    if row["engine"] != "software" and row.get("offloaded") and share < 0.999:
+        text += f" ({share:.0%} offloaded)"
+    return text
+
+
+def _cells(row: dict[str, Any]) -> list[str]:
+    spread = f"±{row['spread'] * 50:.1f}%" if row.get("spread") is not None else ""
+    if row.get("noisy"):
+        spread += " noisy"
+    speedup = f"{row['speedup']:.2f}x" if row.get("speedup") else ""
+    label = f"{row['algorithm']} {row['operation']}"
+    return [label, row["engine"], _size(row["block"]), result_text(row), spread, speedup]
+
+
+def _cpu_cells(row: dict[str, Any]) -> list[str]:
+    c = row.get("cpu")
+    if not c:
+        return ["", "", ""]
+    share = f"{c['cpu_share']:.0%}" if c["cpu_share"] is not None else ""
+    return [f"{c['wall']:.2f}/{c['user']:.2f}/{c['sys']:.2f}", share, c["reading"]]
+
+
+def busy_machine_warning(report: dict[str, Any]) -> str | None:
+    """A warning when software rows did not get a whole core: CPU readings are then unreliable."""
+    shares = [
+        r["cpu"]["cpu_share"]
+        for r in report["rows"]
+        if r["engine"] == "software" and r.get("cpu") and r["cpu"]["cpu_share"] is not None
+    ]
+    if shares and min(shares) < 0.8:
+        return (
+            f"software rows got as little as {min(shares):.0%} of a core: the machine is busy, "
+            "so the CPU readings (and the figures) carry other work's noise"
+        )
+    return None
+
+
+def print_table(report: dict[str, Any], console: Console) -> None:
+    """The rows as a terminal table, software and engine rows side by side."""
+    with_cpu = report["settings"].get("cpu")
+    table = Table(title="cryptoffload bench", show_lines=False)
+    for col in _COLUMNS + (_CPU_COLUMNS if with_cpu else ()):
+        table.add_column(col, justify="right" if col in ("result", "speedup", "cpu") else "left")
+    previous = None
+    for row in report["rows"]:
+        key = (row["algorithm"], row["operation"], row["block"])
+        if previous is not None and key != previous:
+            table.add_section()
+        previous = key
+        cells = _cells(row) + (_cpu_cells(row) if with_cpu else [])
+        table.add_row(*cells, style="dim" if row["median"] is None else None)
+    console.print(table)
+    m, s = report["machine"], report["settings"]
+    console.print(
+        f"{m['cpu_model']} ({m['cores']} cores, {m['arch']}), {m['kernel']}, {m['openssl']}; "
+        f"{s['trials']} trials x {s['time']} s per row, median shown, spread = (max-min)/2; "
+        f"harness {s['harness_ns_per_call']} ns per call"
+    )
+    warning = busy_machine_warning(report) if with_cpu else None
+    if warning:
+        console.print(f"[yellow]note:[/] {warning}")
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The rows as a Markdown table."""
+    with_cpu = report["settings"].get("cpu")
+    head = list(_COLUMNS) + (list(_CPU_COLUMNS) if with_cpu else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in report["rows"]:
+        cells = _cells(row) + (_cpu_cells(row) if with_cpu else [])
+        lines.append("| " + " | ".join(cells) + " |")
+    m = report["machine"]
+    lines += [
+        "",
+        f"Machine: {m['cpu_model']}, {m['kernel']}, {m['openssl']}, Python {m['python']}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def csv_text(report: dict[str, Any]) -> str:
+    """One CSV line per row, with the machine-readable fields."""
+    fields = [
+        "algorithm",
+        "operation",
+        "engine",
+        "block",
+        "unit",
+        "median",
+        "spread",
+        "noisy",
+        "offloaded",
+        "offload_share",
+        "speedup",
+        "note",
+        "trials",
+    ]
+    if report["settings"].get("cpu"):
+        fields += ["wall", "user", "sys", "cpu_share", "reading"]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore")
+    writer.writeheader()
+    for row in report["rows"]:
+        flat = dict(row)
+        flat["trials"] = " ".join(str(t) for t in row.get("trials", []))
+        flat.update(row.get("cpu") or {})
+        writer.writerow(flat)
+    return out.getvalue()
+
+
+def json_text(report: dict[str, Any]) -> str:
+    """The whole report as JSON (machine, settings, every trial)."""
+    return json.dumps(report, indent=2, sort_keys=False) + "\n"
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    """The report in ``fmt``: md, csv or json."""
+    renderers = {"md": markdown, "csv": csv_text, "json": json_text}
+    return renderers[fmt](report)
+
+
+def _key(row: dict[str, Any]) -> tuple:
+    return (row["algorithm"], row["operation"], row["engine"], row["block"])
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """Row-by-row change from run ``a`` to run ``b``.
+
+    A change is beyond the noise when the two runs' trial ranges do not overlap: every trial of
+    one is faster than every trial of the other.
+    """
+    old = {_key(r): r for r in a["rows"]}
+    out = []
+    for row in b["rows"]:
+        before = old.get(_key(row))
+        if before is None or not before.get("median") or not row.get("median"):
+            continue
+        ta, tb = before.get("trials") or [before["median"]], row.get("trials") or [row["median"]]
+        beyond = min(tb) > max(ta) or max(tb) < min(ta)
+        out.append(
+            {
+                "algorithm": row["algorithm"],
+                "operation": row["operation"],
+                "engine": row["engine"],
+                "block": row["block"],
+                "unit": row["unit"],
+                "before": before["median"],
+                "after": row["median"],
+                "change": row["median"] / before["median"] - 1,
+                "beyond_noise": beyond,
+            }
+        )
+    return out
+
+
+def print_comparison(changes: list[dict[str, Any]], console: Console) -> None:
+    """The comparison as a terminal table; changes beyond the noise are marked."""
+    table = Table(title="cryptoffload compare")
+    for col in ("algorithm", "operation", "engine", "block", "before", "after", "change", ""):
+        table.add_column(col)
+    for c in changes:
+        mark = "[bold]beyond noise[/]" if c["beyond_noise"] else "within noise"
+        colour = "green" if c["change"] > 0 else "red"
+        change = f"[{colour}]{c['change']:+.1%}[/]" if c["beyond_noise"] else f"{c['change']:+.1%}"
+        table.add_row(
+            c["algorithm"],
+            c["operation"],
+            c["engine"],
+            _size(c["block"]),
+            f"{c['before']:,.2f}",
+            f"{c['after']:,.2f} {c['unit']}",
+            change,
+            mark,
+        )
+    console.print(table)

@@ -1,0 +1,157 @@
+"""Run benchmark rows: software and each engine over the same buffers, counters read around each."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from cryptoffload.bench import cpu as _cpu
+from cryptoffload.bench import machine
+from cryptoffload.bench.cases import MIB, Case
+from cryptoffload.bench.timing import harness_seconds_per_call, measure, summarize
+from cryptoffload.counters import diff
+from cryptoffload.policy import Policy
+from cryptoffload.provider import SOFTWARE, Provider
+
+#: Engine rows measure what the engine can do at each size, so no threshold holds ops back.
+TAKE_ALL = Policy(min_size={"*": 0})
+
+Progress = Callable[[str], None]
+
+
+def engine_providers(engines: Sequence[Any], policy: Policy | None) -> list[Provider]:
+    """One provider per engine (software behind it), so each row has one engine to credit."""
+    return [Provider([engine], policy=policy or TAKE_ALL) for engine in engines]
+
+
+def _activity(provider: Provider, name: str, alg: str, before: dict) -> dict[str, Any]:
+    changed = diff(before, provider.counters.snapshot())
+    mine = changed.get(name, {}).get(alg, {})
+    total = sum(algs.get(alg, {}).get("ops", 0) for algs in changed.values())
+    return {
+        "ops": mine.get("ops", 0),
+        "declined": mine.get("declined", {}),
+        "faults": mine.get("faults", 0),
+        "total_ops": total,
+    }
+
+
+def measure_row(
+    case: Case,
+    provider: Provider,
+    engine: str,
+    block: int,
+    seconds: float,
+    trials: int,
+    harness: float,
+    with_cpu: bool,
+) -> dict[str, Any]:
+    """Time one case on one provider and say whether ``engine`` really did the work."""
+    row: dict[str, Any] = {
+        "algorithm": case.algorithm,
+        "operation": case.operation,
+        "engine": engine,
+        "block": block if case.bulk else None,
+        "unit": case.unit,
+        "median": None,
+        "trials": [],
+        "spread": None,
+        "noisy": False,
+        "offloaded": False,
+        "offload_share": 0.0,
+        "note": "",
+    }
+    caps = provider.capabilities.get(engine)
+    if engine != SOFTWARE and (caps is None or case.algorithm not in caps.algorithms):
+        row["note"] = "not claimed by the engine"
+        return row
+    try:
+        fn = case.build(provider, block)
+        before = provider.counters.snapshot()
+        result = measure(fn, seconds, trials)
+    except Exception as exc:  # a row that cannot run is reported, the run goes on
+        row["note"] = f"failed: {type(exc).__name__}: {exc}"
+        return row
+    activity = _activity(provider, engine, case.algorithm, before)
+    scale = block / MIB if case.bulk else 1.0
+    rates = result.rates(scale)
+    median, spread, noisy = summarize(rates)
+    share = activity["ops"] / activity["total_ops"] if activity["total_ops"] else 0.0
+    row.update(
+        trials=[round(r, 3) for r in rates],
+        spread=round(spread, 4),
+        noisy=noisy,
+        offloaded=activity["ops"] > 0,
+        offload_share=round(share, 4),
+        declined=activity["declined"],
+        faults=activity["faults"],
+        harness_share=round(harness * result.ops / result.wall, 4) if result.wall else None,
+    )
+    if row["offloaded"] or engine == SOFTWARE:
+        row["median"] = round(median, 3)
+    else:
+        reasons = ", ".join(f"{r} x{n}" for r, n in activity["declined"].items()) or (
+            "faults" if activity["faults"] else "nothing reached it"
+        )
+        row["note"] = f"not offloaded ({reasons})"
+        row["fallback_median"] = round(median, 3)
+    if with_cpu:
+        row["cpu"] = _cpu.accounting(result.wall, result.user, result.sys)
+    return row
+
+
+def add_speedups(rows: list[dict[str, Any]]) -> None:
+    """Speedup of each row against the software row of the same algorithm, operation and size."""
+    software = {
+        (r["algorithm"], r["operation"], r["block"]): r["median"]
+        for r in rows
+        if r["engine"] == SOFTWARE and r["median"]
+    }
+    for r in rows:
+        base = software.get((r["algorithm"], r["operation"], r["block"]))
+        r["speedup"] = round(r["median"] / base, 3) if base and r["median"] else None
+
+
+def run(
+    cases: Sequence[Case],
+    engines: Sequence[Any],
+    block: int,
+    seconds: float,
+    trials: int,
+    with_cpu: bool = False,
+    policy: Policy | None = None,
+    progress: Progress | None = None,
+    extra_settings: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Software row then one row per engine, for every case; the JSON report."""
+    software = Provider([])
+    providers = engine_providers(engines, policy)
+    harness = harness_seconds_per_call()
+    rows: list[dict[str, Any]] = []
+    for case in cases:
+        for provider in (software, *providers):
+            name = provider.engines[0].name
+            if progress is not None:
+                progress(f"{case.label} [{name}]")
+            rows.append(
+                measure_row(case, provider, name, block, seconds, trials, harness, with_cpu)
+            )
+    add_speedups(rows)
+    described = Provider(list(engines)) if engines else software
+    return {
+        "machine": machine.describe(described),
+        "settings": {
+            "block": block,
+            "time": seconds,
+            "trials": trials,
+            "cpu": with_cpu,
+            "policy": "configured" if policy is not None else "take-all",
+            "engines": [SOFTWARE, *(p.engines[0].name for p in providers)],
+            "algorithms": [c.label for c in cases],
+            "harness_ns_per_call": round(harness * 1e9, 1),
+            "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            **(extra_settings or {}),
+        },
+        "rows": rows,
+    }
