@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 
-from cryptoffload.counters import Counters, diff, prometheus_text
+from cryptoffload.counters import FOLD_AT, Counters, diff, prometheus_text
 
 
 def test_snapshot_shape_and_registered_engines_listed():
@@ -50,15 +50,55 @@ def test_counts_from_many_threads_add_up_exactly():
     assert snap["engine"]["sha256"]["declined"]["busy"] == threads_n * per_thread
 
 
-def test_counts_of_finished_threads_survive_and_their_tables_are_folded():
+def test_counts_of_finished_threads_survive_and_memory_does_not_grow_with_threads():
     c = Counters(("software",))
     for _ in range(20):
         t = threading.Thread(target=lambda: c.software("sha1", 1))
         t.start()
         t.join()
-    c.software("sha1", 1)  # registering this thread folds the finished ones
+    c.software("sha1", 1)
     assert c.snapshot()["software"]["sha1"]["ops"] == 21
-    assert len(c._tables) <= 2
+    assert len(c._cells) == 1
+
+
+def test_pending_sizes_are_folded_so_memory_stays_bounded():
+    c = Counters(("software",))
+    for i in range(3 * FOLD_AT):
+        c.software("sha256", i)
+    assert len(c.cell("software", "sha256").pending) <= FOLD_AT
+    snap = c.snapshot()["software"]["sha256"]
+    assert snap["ops"] == 3 * FOLD_AT
+    assert snap["bytes"] == sum(range(3 * FOLD_AT))
+
+
+def test_counting_while_snapshots_are_read_loses_nothing():
+    c = Counters(("software",))
+    stop = threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            c.snapshot()
+
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    for t in readers:
+        t.start()
+    writers = [
+        threading.Thread(target=lambda: [c.software("sha1", 2) for _ in range(20000)])
+        for _ in range(4)
+    ]
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    for t in readers:
+        t.join()
+    assert c.snapshot()["software"]["sha1"] == {
+        "ops": 80000,
+        "bytes": 160000,
+        "declined": {},
+        "faults": 0,
+    }
 
 
 def test_diff_reports_only_what_changed():

@@ -6,7 +6,7 @@ from typing import Any
 
 from cryptography.exceptions import AlreadyFinalized
 
-from cryptoffload.provider import SOFTWARE, Provider, current
+from cryptoffload.provider import Provider, _current, default_provider
 
 #: Bytes a context gathers for one engine op; a longer stream moves to software, counted as a
 #: ``streaming`` decline. Engines that keep hash state across calls can lift this later.
@@ -25,11 +25,14 @@ class StreamContext:
 
     def _start(self, alg: str, provider: Provider | None) -> None:
         self._alg = alg
-        self._provider = provider or current()
+        provider = self._provider = provider or _current.get() or default_provider()
         self._total = 0
         self._done = False
         self._spilled = False
-        if self._provider.direct(alg):
+        direct = provider._direct.get(alg)
+        if direct is None:
+            direct = provider.direct(alg)
+        if direct:
             self._sw = self._software()
             self._buf = None
         else:
@@ -74,7 +77,7 @@ class StreamContext:
                 out = self._software_final(self._sw)
             else:
                 out = self._software_final(self._sw)
-                provider.counters.count(SOFTWARE, self._alg, self._total)
+                provider.counters.software(self._alg, self._total)
             self._sw = None
             return out
         data = bytes(self._buf)

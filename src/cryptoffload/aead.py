@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections import deque
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
 
+from cryptoffload import provider as _p
 from cryptoffload import validate
+from cryptoffload.counters import FOLD_AT
 from cryptoffload.ops import Op
-from cryptoffload.provider import Provider, _current, default_provider
+from cryptoffload.provider import SOFTWARE, Provider, _current, default_provider
 
 __all__ = ["AESCCM", "AESGCM"]
 
@@ -29,7 +32,7 @@ class _AeadBase:
         self._alg = f"aes-{len(key) * 8}-{self._MODE}"
         self._provider = provider
         self._sw = None
-        self._cached: tuple[Provider, bool] | None = None
+        self._cached: tuple[Provider, bool, deque] | None = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self._alg} tag_length={self._tag_length}>"
@@ -43,13 +46,14 @@ class _AeadBase:
             raise ValueError(f"bit_length must be 128, 192, or 256, got {bit_length}")
         return os.urandom(bit_length // 8)
 
-    def _route(self) -> tuple[Provider, bool]:
-        provider = self._provider or _current.get() or default_provider()
+    def _route(self) -> tuple[Provider, bool, deque]:
+        provider = self._provider or _current.get() or _p._default or default_provider()
         cached = self._cached
         if cached is None or cached[0] is not provider:
             # The software fast path needs the one-shot object to take this tag length.
             direct = provider.direct(self._alg) and self._direct_ok()
-            cached = self._cached = (provider, direct)
+            pending = provider.counters.cell(SOFTWARE, self._alg).pending
+            cached = self._cached = (provider, direct, pending)
         return cached
 
     def _direct_ok(self) -> bool:
@@ -63,7 +67,7 @@ class _AeadBase:
 
     def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """Ciphertext followed by the tag."""
-        provider, direct = self._route()
+        provider, direct, _ = self._route()
         self._check(nonce, data, associated_data)
         if direct:
             sw = self._sw or self._software()
@@ -88,7 +92,7 @@ class _AeadBase:
 
     def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
-        provider, direct = self._route()
+        provider, direct, _ = self._route()
         # The data ends with the tag: CCM's length limit is on what comes before it.
         self._check(nonce, data, associated_data, self._tag_length)
         if direct:
@@ -122,16 +126,22 @@ class _AeadBase:
         self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
     ) -> int:
         """Write ciphertext and tag into ``buf`` (exactly len(data) + tag bytes); return that."""
+        provider = self._provider or _current.get() or _p._default or default_provider()
+        cached = self._cached
+        if cached is None or cached[0] is not provider:
+            cached = self._route()
+        self._check(nonce, data, associated_data)
         need = len(data) + self._tag_length
         if memoryview(buf).nbytes != need:
             raise ValueError(f"buffer must be {need} bytes")
-        provider, direct = self._route()
-        if direct:
-            self._check(nonce, data, associated_data)
+        if cached[1]:
             n = (self._sw or self._software()).encrypt_into(nonce, data, associated_data, buf)
-            provider.counters.software(self._alg, len(data))
+            pending = cached[2]
+            pending.append(len(data))
+            if len(pending) > FOLD_AT:
+                provider.counters.cell(SOFTWARE, self._alg).fold()
             return n
-        memoryview(buf).cast("B")[:] = self.encrypt(nonce, data, associated_data)
+        memoryview(buf).cast("B")[:] = self._run_encrypt(provider, nonce, data, associated_data)
         return need
 
     def decrypt_into(
@@ -166,7 +176,7 @@ class AESGCM(_AeadBase):
     def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """Ciphertext followed by the tag."""
         # The hot path of the library, kept flat: see benchmarks/overhead.py.
-        provider = self._provider or _current.get() or default_provider()
+        provider = self._provider or _current.get() or _p._default or default_provider()
         cached = self._cached
         if cached is None or cached[0] is not provider:
             cached = self._route()
@@ -178,7 +188,10 @@ class AESGCM(_AeadBase):
             validate.byteslike("associated_data", associated_data)
         if cached[1]:
             out = (self._sw or self._software()).encrypt(nonce, data, associated_data)
-            provider.counters.software(self._alg, len(data))
+            pending = cached[2]
+            pending.append(len(data))  # the counter cell's hot path, inlined
+            if len(pending) > FOLD_AT:
+                provider.counters.cell(SOFTWARE, self._alg).fold()
             return out
         return self._run_encrypt(provider, nonce, data, associated_data)
 

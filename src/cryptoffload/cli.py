@@ -144,6 +144,8 @@ def _emit(text: str, out: str | None) -> None:
 def cmd_bench(args: argparse.Namespace, console: Console) -> int:
     from cryptoffload.bench import cases, report, runner
 
+    if args.workload == "tls13":
+        return _bench_tls13(args, console)
     block = 1024 if args.embedded else args.block
     selected = cases.select(args.algs)
     engines = _bench_engines(args.engines)
@@ -178,6 +180,56 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
         report.print_table(result, console)
     else:
         _emit(report.render(result, args.format), args.out)
+    return 0
+
+
+def _bench_tls13(args: argparse.Namespace, console: Console) -> int:
+    from cryptoffload.bench import machine, tls13
+
+    engines = _bench_engines(args.engines)
+    err = Console(stderr=True)
+    total = (len(engines) + 1) * (4 + len(tls13.RECORD_SIZES))
+    with _quiet_fallback_warnings(), _progress(err, total, args.quiet) as step:
+        result = tls13.run(
+            engines,
+            args.time,
+            args.trials,
+            policy=default_provider().policy if args.use_policy else None,
+            progress=step,
+        )
+    result["machine"] = machine.describe()
+    if args.format == "json" or args.out:
+        _emit(json.dumps(result, indent=2) + "\n", args.out)
+        if args.format == "json":
+            return 0
+    table = Table(title="TLS 1.3 server view (estimated from measured pieces)")
+    for col in (
+        "engine",
+        "handshakes/s ECDSA-P256",
+        "handshakes/s RSA-2048",
+        "records 1400 B MiB/s",
+        "records 16 KiB MiB/s",
+        "offloaded ops",
+    ):
+        table.add_column(col, justify="left" if col in ("engine", "offloaded ops") else "right")
+    for e in result["engines"]:
+        hs, rec = e["handshakes_per_s"], e["records_mib_per_s"]
+        offloaded = ", ".join(f"{k} x{v}" for k, v in e["offloaded_ops"].items()) or (
+            "-" if e["engine"] == "software" else "none"
+        )
+        table.add_row(
+            e["engine"],
+            f"{hs['ecdhe-p256+ecdsa-p256']:,.1f}",
+            f"{hs['ecdhe-p256+rsa-2048']:,.1f}",
+            f"{rec['1400']:,.1f}",
+            f"{rec['16384']:,.1f}",
+            offloaded,
+        )
+    console.print(table)
+    console.print(
+        "handshake = ECDHE P-256 keygen + agree, one signature, "
+        f"{tls13.KEY_SCHEDULE_HMACS} HMAC-SHA256 (key schedule); server side, one core"
+    )
     return 0
 
 
@@ -240,6 +292,83 @@ class _progress:
     def __exit__(self, *exc: object) -> None:
         if not self._quiet:
             self._bar.stop()
+
+
+def _sizes(text: str) -> list[int]:
+    return [_size(part) for part in _csv(text)]
+
+
+def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
+    from cryptoffload.bench import cases, report, sweep
+
+    selected = (
+        [c for c in cases.select(args.algs) if c.bulk]
+        if args.algs
+        else [
+            c
+            for c in cases.select(
+                ["aes-128-gcm encrypt", "aes-128-cbc encrypt", "sha256 digest", "sha384 digest"]
+            )
+        ]
+    )
+    if not selected:
+        raise ValueError("sweep measures bulk algorithms (ciphers, hashes, MACs); none selected")
+    engines = _bench_engines(args.engines)
+    err = Console(stderr=True)
+    total = len(selected) * len(args.sizes) * (len(engines) + 1)
+    with _quiet_fallback_warnings(), _progress(err, total, args.quiet) as step:
+        result = sweep.run(
+            selected,
+            engines,
+            args.sizes,
+            args.time,
+            args.trials,
+            policy=default_provider().policy if args.use_policy else None,
+            progress=step,
+        )
+    if args.plot:
+        from cryptoffload.bench.plot import plot_sweep
+
+        plot_sweep(result, args.plot)
+    if args.format == "json" or (args.format == "table" and args.out):
+        _emit(report.json_text(result), args.out)
+        if args.format == "json":
+            return 0
+    elif args.format in ("md", "csv"):
+        _emit(
+            report.render({**result, "machine": {}, "settings": {"cpu": False}}, args.format)
+            if args.format == "csv"
+            else report.sweep_markdown(result),
+            args.out,
+        )
+        return 0
+    report.print_sweep(result, console)
+    if args.plot:
+        console.print(f"plot written to {args.plot}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    from cryptoffload.bench import report
+
+    runs = []
+    for path in (args.before, args.after):
+        with open(path, encoding="utf-8") as f:
+            try:
+                data = json.load(f)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path} is not JSON: {exc}") from None
+        if not isinstance(data, dict) or "rows" not in data:
+            raise ValueError(f"{path} is not a saved bench run (no 'rows')")
+        runs.append(data)
+    changes = report.compare(*runs)
+    if args.json:
+        print(json.dumps(changes, indent=2))
+    else:
+        report.print_comparison(changes, console)
+    if not changes:
+        console.print("no rows in common between the two runs")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -310,8 +439,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=("table", "md", "csv", "json"), default="table")
     p.add_argument("--out", metavar="FILE", help="write the report here (JSON for table format)")
+    p.add_argument(
+        "--workload",
+        choices=("tls13",),
+        help="an application view instead of rows: tls13 handshakes and records",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("sweep", help="throughput against buffer size, and the crossover")
+    p.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=[64, 256, 1400, 16384],
+        metavar="LIST",
+        help="comma-separated sizes in bytes (or 1k, 16k...); default 64,256,1400,16384",
+    )
+    p.add_argument(
+        "--algs",
+        type=_csv,
+        metavar="LIST",
+        help="bulk algorithms (default: aes-128-gcm, aes-128-cbc, sha256, sha384)",
+    )
+    p.add_argument("--engines", type=_csv, metavar="LIST", help="engine specs (default: found)")
+    p.add_argument("--time", type=float, default=0.2, metavar="S", help="seconds per trial")
+    p.add_argument("--trials", type=int, default=3, metavar="N", help="trials per point")
+    p.add_argument("--use-policy", action="store_true", help="apply the configured policy")
+    p.add_argument("--plot", metavar="FILE.png", help="draw throughput against size")
+    p.add_argument("--format", choices=("table", "md", "csv", "json"), default="table")
+    p.add_argument("--out", metavar="FILE", help="write the report here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("compare", help="row-by-row changes between two saved bench runs")
+    p.add_argument("before", help="bench JSON (from --format json or --out)")
+    p.add_argument("after", help="bench JSON to compare with it")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_compare)
     return parser
 
 

@@ -1,23 +1,62 @@
 """Thread-safe offload counters: per engine and algorithm, ops, bytes, declines by reason, faults.
 
-Each thread counts into a table of its own (no lock on the hot path; one thread writes each
-table); a snapshot adds the tables up. Tables of threads that have ended are folded into one.
+The hot path is one ``deque.append`` of the op's size (atomic, no lock, no allocation for sizes
+Python caches); appended sizes are folded into totals under the cell's lock every few thousand
+ops and whenever a snapshot is read, so memory stays bounded and no count is ever lost.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import weakref
+from collections import deque
+from itertools import repeat, starmap
 from typing import Any
 
 Snapshot = dict[str, dict[str, dict[str, Any]]]
 
-_OPS, _BYTES, _FAULTS, _DECLINED = 0, 1, 2, 3
+#: Pending sizes a cell holds before the thread that adds one folds them into the totals.
+FOLD_AT = 4096
 
 
-def _new_cell() -> list[Any]:
-    return [0, 0, 0, {}]
+class Cell:
+    """The counts of one engine and algorithm."""
+
+    __slots__ = ("bytes", "declined", "faults", "lock", "ops", "pending")
+
+    def __init__(self) -> None:
+        self.pending: deque[int] = deque()
+        self.ops = 0
+        self.bytes = 0
+        self.faults = 0
+        self.declined: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def add(self, nbytes: int) -> None:
+        """One completed operation of ``nbytes``."""
+        pending = self.pending
+        pending.append(nbytes)
+        if len(pending) > FOLD_AT:
+            self.fold()
+
+    def fold(self) -> None:
+        """Move pending sizes into the totals (C-speed drain of exactly what is there now)."""
+        with self.lock:
+            pending = self.pending
+            n = len(pending)
+            if n:
+                self.bytes += sum(starmap(pending.popleft, repeat((), n)))
+                self.ops += n
+
+    def as_dict(self) -> dict[str, Any]:
+        self.fold()
+        with self.lock:
+            return {
+                "ops": self.ops,
+                "bytes": self.bytes,
+                "declined": dict(self.declined),
+                "faults": self.faults,
+            }
 
 
 class Counters:
@@ -26,102 +65,62 @@ class Counters:
     {engine: {algorithm: {"ops": int, "bytes": int, "declined": {reason: int}, "faults": int}}}
     """
 
+    __slots__ = ("_cells", "_engines", "_lock")
+
     def __init__(self, engines: tuple[str, ...] = ()) -> None:
         self._engines = tuple(engines)
-        self._local = threading.local()
+        self._cells: dict[tuple[str, str], Cell] = {}
         self._lock = threading.Lock()
-        # (weak reference to the owning thread, table); a table maps engine -> {alg: cell}
-        self._tables: list[tuple[weakref.ref[threading.Thread], dict[str, dict[str, list]]]] = []
-        self._retired: dict[str, dict[str, list]] = {}
 
-    def _table(self) -> dict[str, dict[str, list]]:
-        try:
-            return self._local.table
-        except AttributeError:
-            pass
-        table: dict[str, dict[str, list]] = {}
-        with self._lock:
-            self._fold_dead_threads()
-            self._tables.append((weakref.ref(threading.current_thread()), table))
-        self._local.table = table
-        return table
-
-    def _fold_dead_threads(self) -> None:
-        alive = []
-        for ref, table in self._tables:
-            thread = ref()
-            if thread is not None and thread.is_alive():
-                alive.append((ref, table))
-            else:
-                _merge(self._retired, table)
-        self._tables = alive
-
-    def _cell(self, engine: str, alg: str) -> list[Any]:
-        table = self._table()
-        algs = table.get(engine)
-        if algs is None:
-            algs = table[engine] = {}
-        cell = algs.get(alg)
+    def cell(self, engine: str, alg: str) -> Cell:
+        """The cell of ``engine`` and ``alg`` (created on first use); primitives may keep it."""
+        key = (engine, alg)
+        cell = self._cells.get(key)
         if cell is None:
-            cell = algs[alg] = _new_cell()
+            with self._lock:
+                cell = self._cells.get(key)
+                if cell is None:
+                    cell = self._cells[key] = Cell()
         return cell
 
     def count(self, engine: str, alg: str, nbytes: int) -> None:
         """One operation of ``nbytes`` completed by ``engine``."""
-        try:
-            cell = self._local.table[engine][alg]
-        except (AttributeError, KeyError):
-            cell = self._cell(engine, alg)
-        cell[_OPS] += 1
-        cell[_BYTES] += nbytes
+        self.cell(engine, alg).add(nbytes)
 
     def software(self, alg: str, nbytes: int) -> None:
-        """One operation of ``nbytes`` completed by software (the primitives' fast path)."""
-        try:
-            cell = self._local.software[alg]
-        except (AttributeError, KeyError):
-            cell = self._cell("software", alg)
-            self._local.software = self._local.table["software"]
-        cell[_OPS] += 1
-        cell[_BYTES] += nbytes
+        """One operation of ``nbytes`` completed by software."""
+        self.cell("software", alg).add(nbytes)
 
     def decline(self, engine: str, alg: str, reason: str) -> None:
         """``engine`` (or the policy on its behalf) did not take an operation, for ``reason``."""
-        declined = self._cell(engine, alg)[_DECLINED]
-        declined[reason] = declined.get(reason, 0) + 1
+        cell = self.cell(engine, alg)
+        with cell.lock:
+            cell.declined[reason] = cell.declined.get(reason, 0) + 1
 
     def fault(self, engine: str, alg: str) -> None:
         """``engine`` failed on an operation; another engine finished it."""
-        self._cell(engine, alg)[_FAULTS] += 1
+        cell = self.cell(engine, alg)
+        with cell.lock:
+            cell.faults += 1
 
     def snapshot(self) -> Snapshot:
-        """A consistent-enough copy of every count, as plain dicts (JSON-ready)."""
-        total: dict[str, dict[str, list]] = {}
-        with self._lock:
-            _merge(total, self._retired)
-            for _, table in self._tables:
-                _merge(total, table)
+        """Every count, as plain dicts (JSON-ready); registered engines always appear."""
         out: Snapshot = {engine: {} for engine in self._engines}
-        for engine, algs in total.items():
-            dest = out.setdefault(engine, {})
-            for alg, cell in algs.items():
-                dest[alg] = {
-                    "ops": cell[_OPS],
-                    "bytes": cell[_BYTES],
-                    "declined": dict(cell[_DECLINED]),
-                    "faults": cell[_FAULTS],
-                }
+        with self._lock:
+            cells = list(self._cells.items())
+        for (engine, alg), cell in cells:
+            out.setdefault(engine, {})[alg] = cell.as_dict()
         return out
 
     def reset(self) -> None:
-        """Zero every count (counts racing with the reset in other threads may survive it)."""
+        """Zero every count (ops completing during the reset may be counted before or after)."""
         with self._lock:
-            self._retired = {}
-            for _, table in self._tables:
-                for algs in table.values():
-                    for cell in algs.values():
-                        cell[_OPS] = cell[_BYTES] = cell[_FAULTS] = 0
-                        cell[_DECLINED].clear()
+            cells = list(self._cells.values())
+        for cell in cells:
+            cell.fold()
+            with cell.lock:
+                cell.ops = cell.bytes = cell.faults = 0
+                cell.declined.clear()
 
     @staticmethod
     def diff(before: Snapshot, after: Snapshot) -> Snapshot:
@@ -135,20 +134,6 @@ class Counters:
     def to_prometheus(self) -> str:
         """The snapshot in the Prometheus text exposition format."""
         return prometheus_text(self.snapshot())
-
-
-def _merge(into: dict[str, dict[str, list]], table: dict[str, dict[str, list]]) -> None:
-    for engine, algs in list(table.items()):
-        dest = into.setdefault(engine, {})
-        for alg, cell in list(algs.items()):
-            acc = dest.get(alg)
-            if acc is None:
-                acc = dest[alg] = _new_cell()
-            acc[_OPS] += cell[_OPS]
-            acc[_BYTES] += cell[_BYTES]
-            acc[_FAULTS] += cell[_FAULTS]
-            for reason, n in list(cell[_DECLINED].items()):
-                acc[_DECLINED][reason] = acc[_DECLINED].get(reason, 0) + n
 
 
 def diff(before: Snapshot, after: Snapshot) -> Snapshot:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from cryptography.hazmat.primitives.hashes import (
     SHA1,
     SHA224,
@@ -16,7 +14,7 @@ from cryptography.hazmat.primitives.hashes import (
 )
 
 from cryptoffload._stream import StreamContext
-from cryptoffload.names import HASH_NAMES, hash_name
+from cryptoffload.names import HASHLIB, hash_name
 from cryptoffload.ops import Op
 from cryptoffload.provider import Provider
 
@@ -51,7 +49,7 @@ class Hash(StreamContext):
         return self._algorithm
 
     def _software(self):
-        return hashlib.new(HASH_NAMES[self._alg])
+        return HASHLIB[self._alg]()
 
     def _software_final(self, ctx) -> bytes:
         return ctx.digest()

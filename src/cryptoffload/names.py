@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
 from cryptography.hazmat.primitives import hashes
 
 HASH_NAMES: dict[str, str] = {
@@ -14,6 +19,17 @@ HASH_NAMES: dict[str, str] = {
     "sha512-256": "sha512_256",
 }
 """Our hash names, mapped to the names hashlib and OpenSSL know them by."""
+
+#: Our hash names -> hashlib constructors (the named ones are faster than hashlib.new(name)).
+HASHLIB: dict[str, Callable[..., Any]] = {
+    "sha1": hashlib.sha1,
+    "sha224": hashlib.sha224,
+    "sha256": hashlib.sha256,
+    "sha384": hashlib.sha384,
+    "sha512": hashlib.sha512,
+    "sha512-224": functools.partial(hashlib.new, "sha512_224"),
+    "sha512-256": functools.partial(hashlib.new, "sha512_256"),
+}
 
 _CRYPTOGRAPHY_HASH = {
     hashes.SHA1.name: "sha1",

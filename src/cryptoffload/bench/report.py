@@ -203,3 +203,71 @@ def print_comparison(changes: list[dict[str, Any]], console: Console) -> None:
             mark,
         )
     console.print(table)
+
+
+def _sweep_grid(result: dict[str, Any]) -> tuple[list[int], list[tuple], dict[tuple, dict]]:
+    sizes = result["settings"]["sizes"]
+    keys: list[tuple] = []
+    cells: dict[tuple, dict] = {}
+    for row in result["rows"]:
+        key = (row["algorithm"], row["operation"], row["engine"])
+        if key not in keys:
+            keys.append(key)
+        cells[(*key, row["block"])] = row
+    return sizes, keys, cells
+
+
+def _cell(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return ""
+    if row["median"] is None:
+        return row["note"] or "-"
+    text = f"{row['median']:,.1f}"
+    if row["engine"] != "software" and row.get("speedup"):
+        text += f" ({row['speedup']:.2f}x)"
+    return text
+
+
+def _crossover_text(c: dict[str, Any]) -> str:
+    return {
+        "crosses": f"offload pays from ~{c['size']} B",
+        "falls": f"offload pays below ~{c['size']} B only",
+        "always": "offload pays at every size measured",
+        "never": "software faster at every size measured",
+    }.get(c["kind"], "no data")
+
+
+def print_sweep(result: dict[str, Any], console: Console) -> None:
+    """Throughput per size (MiB/s, engine/software ratio in brackets), then the crossovers."""
+    sizes, keys, cells = _sweep_grid(result)
+    table = Table(title="cryptoffload sweep (MiB/s; engine/software in brackets)")
+    table.add_column("algorithm")
+    table.add_column("engine")
+    for size in sizes:
+        table.add_column(_size(size), justify="right")
+    for alg, op, engine in keys:
+        table.add_row(
+            f"{alg} {op}", engine, *(_cell(cells.get((alg, op, engine, s))) for s in sizes)
+        )
+    console.print(table)
+    for c in result.get("crossovers", []):
+        console.print(f"{c['algorithm']} {c['operation']} on {c['engine']}: {_crossover_text(c)}")
+
+
+def sweep_markdown(result: dict[str, Any]) -> str:
+    """The sweep grid and crossovers as Markdown."""
+    sizes, keys, cells = _sweep_grid(result)
+    lines = [
+        "| algorithm | engine | " + " | ".join(_size(s) for s in sizes) + " |",
+        "|---|---|" + "---|" * len(sizes),
+    ]
+    for alg, op, engine in keys:
+        lines.append(
+            f"| {alg} {op} | {engine} | "
+            + " | ".join(_cell(cells.get((alg, op, engine, s))) for s in sizes)
+            + " |"
+        )
+    lines.append("")
+    for c in result.get("crossovers", []):
+        lines.append(f"- {c['algorithm']} {c['operation']} on {c['engine']}: {_crossover_text(c)}")
+    return "\n".join(lines) + "\n"

@@ -77,12 +77,14 @@ def measure_row(
     scale = block / MIB if case.bulk else 1.0
     rates = result.rates(scale)
     median, spread, noisy = summarize(rates)
-    share = activity["ops"] / activity["total_ops"] if activity["total_ops"] else 0.0
+    # Software doing the work is the baseline, not an offload: only engine rows can offload.
+    offloaded = engine != SOFTWARE and activity["ops"] > 0
+    share = activity["ops"] / activity["total_ops"] if offloaded and activity["total_ops"] else 0.0
     row.update(
         trials=[round(r, 3) for r in rates],
         spread=round(spread, 4),
         noisy=noisy,
-        offloaded=activity["ops"] > 0,
+        offloaded=offloaded,
         offload_share=round(share, 4),
         declined=activity["declined"],
         faults=activity["faults"],
