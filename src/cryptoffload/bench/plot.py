@@ -44,6 +44,10 @@ def plot_sweep(result: dict[str, Any], path: str) -> None:
                     va="top",
                 )
         ax.set_xscale("log", base=2)
+        sizes = sorted({p[0] for pts in engines.values() for p in pts})
+        ax.set_xticks(
+            sizes, [f"{s // 1024} KiB" if s >= 1024 and s % 1024 == 0 else f"{s} B" for s in sizes]
+        )
         ax.set_yscale("log")
         ax.set_title(f"{alg} {op}")
         ax.set_xlabel("buffer size (bytes)")
