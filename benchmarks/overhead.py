@@ -40,25 +40,31 @@ def per_op_seconds(fn: Callable[[], object], seconds: float) -> float:
 def compare(
     name: str, size: int, direct: Callable[[], object], ours: Callable[[], object], args
 ) -> dict:
-    direct_t, ours_t = [], []
-    for _ in range(args.rounds):
-        direct_t.append(per_op_seconds(direct, args.seconds))
-        ours_t.append(per_op_seconds(ours, args.seconds))
-    d, o = statistics.median(direct_t), statistics.median(ours_t)
+    """Paired rounds, order alternating: each round's difference is taken between neighbours in
+    time, so slow drifts of a shared machine cancel; the medians of the pairs are reported."""
+    direct_t, ours_t, added, ratios = [], [], [], []
+    for i in range(args.rounds):
+        pair = [direct, ours] if i % 2 == 0 else [ours, direct]
+        times = {id(fn): per_op_seconds(fn, args.seconds) for fn in pair}
+        d, o = times[id(direct)], times[id(ours)]
+        direct_t.append(d)
+        ours_t.append(o)
+        added.append(o - d)
+        ratios.append(d / o)
     return {
         "case": name,
         "size": size,
-        "direct_us": d * 1e6,
-        "ours_us": o * 1e6,
-        "added_us": (o - d) * 1e6,
-        "ratio": d / o,
+        "direct_us": statistics.median(direct_t) * 1e6,
+        "ours_us": statistics.median(ours_t) * 1e6,
+        "added_us": statistics.median(added) * 1e6,
+        "ratio": statistics.median(ratios),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7, help="alternating rounds per case")
-    parser.add_argument("--seconds", type=float, default=0.2, help="time per round and side")
+    parser.add_argument("--rounds", type=int, default=21, help="paired rounds per case")
+    parser.add_argument("--seconds", type=float, default=0.05, help="time per round and side")
     args = parser.parse_args()
 
     provider = cryptoffload.Provider([])  # software only: the path every op takes without engines

@@ -8,8 +8,10 @@ from typing import Any
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 
-from cryptoffload.names import HASH_NAMES, hash_name
-from cryptoffload.provider import Provider, _current, default_provider
+from cryptoffload import provider as _p
+from cryptoffload.counters import Cell
+from cryptoffload.names import HASH_CLASSES, HASH_NAMES, hash_name
+from cryptoffload.provider import SOFTWARE, Provider, _current, default_provider
 
 
 class RoutedKey:
@@ -20,14 +22,18 @@ class RoutedKey:
     def _init_routing(self, key: Any, provider: Provider | None) -> None:
         self._key = key
         self._provider = provider
-        self._cached: tuple[Provider, str, bool] | None = None
+        self._cached: tuple[Provider | None, dict[str, tuple[bool, Cell]]] = (None, {})
 
-    def _route(self, alg: str) -> tuple[Provider, bool]:
-        provider = self._provider or _current.get() or default_provider()
+    def _route(self, alg: str) -> tuple[Provider, bool, Cell]:
+        """(provider in force, whether only software takes ``alg``, software's counter cell)."""
+        provider = self._provider or _current.get() or _p._default or default_provider()
         cached = self._cached
-        if cached is None or cached[0] is not provider or cached[1] != alg:
-            cached = self._cached = (provider, alg, provider.direct(alg))
-        return provider, cached[2]
+        if cached[0] is not provider:
+            cached = self._cached = (provider, {})
+        entry = cached[1].get(alg)
+        if entry is None:
+            entry = cached[1][alg] = (provider.direct(alg), provider.counters.cell(SOFTWARE, alg))
+        return provider, entry[0], entry[1]
 
     def __repr__(self) -> str:
         # The wrapped key never shows: only its type and size.
@@ -43,9 +49,13 @@ class RoutedKey:
         return hash(self._key)
 
 
+_OFFERED = frozenset(HASH_CLASSES.values())
+
+
 def check_hash(algorithm: Any) -> None:
     """TypeError unless ``algorithm`` (or the one ``Prehashed`` wraps) is a hash we offer."""
-    hash_name(algorithm._algorithm if isinstance(algorithm, Prehashed) else algorithm)
+    if algorithm.__class__ not in _OFFERED:
+        hash_name(algorithm._algorithm if isinstance(algorithm, Prehashed) else algorithm)
 
 
 def digest_for(data: bytes, algorithm: Any) -> tuple[bytes, hashes.HashAlgorithm]:

@@ -6,6 +6,9 @@ from typing import Any
 
 from cryptography.exceptions import AlreadyFinalized
 
+from cryptoffload import provider as _p
+from cryptoffload import validate
+from cryptoffload.counters import FOLD_AT
 from cryptoffload.provider import Provider, _current, default_provider
 
 #: Bytes a context gathers for one engine op; a longer stream moves to software, counted as a
@@ -25,7 +28,7 @@ class StreamContext:
 
     def _start(self, alg: str, provider: Provider | None) -> None:
         self._alg = alg
-        provider = self._provider = provider or _current.get() or default_provider()
+        provider = self._provider = provider or _current.get() or _p._default or default_provider()
         self._total = 0
         self._done = False
         self._spilled = False
@@ -51,13 +54,21 @@ class StreamContext:
 
     def update(self, data: bytes) -> None:
         """Add ``data`` to the message."""
+        sw = self._sw
+        if sw is not None and not self._spilled:
+            try:
+                sw.update(data)
+            except TypeError:
+                validate.byteslike("data", data)
+                raise
+            self._total += len(data)
+            return
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"data must be bytes-like, got {type(data).__name__}")
+        validate.byteslike("data", data)
         self._total += len(data)
-        if self._sw is not None:
-            self._sw.update(data)
+        if sw is not None:
+            sw.update(data)
             return
         self._buf += data
         if len(self._buf) > GATHER_LIMIT:
@@ -67,19 +78,26 @@ class StreamContext:
             self._spilled = True
 
     def _finish(self) -> bytes:
+        sw = self._sw
+        if sw is not None and not self._spilled:
+            self._sw = None
+            self._done = True
+            out = self._software_final(sw)
+            provider = self._provider
+            cell = provider._sw_cells.get(self._alg) or provider.software_cell(self._alg)
+            pending = cell.pending
+            pending.append(self._total)
+            if len(pending) > FOLD_AT:
+                cell.fold()
+            return out
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")
         self._done = True
         provider = self._provider
-        if self._sw is not None:
-            if self._spilled:
-                provider.software_finished(self._alg, self._total, "streaming")
-                out = self._software_final(self._sw)
-            else:
-                out = self._software_final(self._sw)
-                provider.counters.software(self._alg, self._total)
+        if sw is not None:
+            provider.software_finished(self._alg, self._total, "streaming")
             self._sw = None
-            return out
+            return self._software_final(sw)
         data = bytes(self._buf)
         self._buf = None
         return provider.run(self._op(data))

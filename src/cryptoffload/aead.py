@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections import deque
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
@@ -17,11 +16,19 @@ from cryptoffload.provider import SOFTWARE, Provider, _current, default_provider
 
 __all__ = ["AESCCM", "AESGCM"]
 
-_BYTES = (bytes, bytearray, memoryview)
+_UNBOUND = (None, None, None, None)
 
 
 class _AeadBase:
-    __slots__ = ("_alg", "_cached", "_key", "_provider", "_sw", "_tag_length")
+    """Shared by AESGCM and AESCCM.
+
+    Per provider, the object keeps (provider, software object or None, the software counter
+    cell's pending deque, its fold): when only software can take the algorithm the calls below
+    go straight to OpenSSL, and `cryptography`'s own checks stand in for ours (on failure ours
+    run to give the clearer message; both raise the same class).
+    """
+
+    __slots__ = ("_alg", "_cached", "_key", "_provider", "_tag_length")
 
     _MODE = ""
 
@@ -31,8 +38,7 @@ class _AeadBase:
         self._tag_length = tag_length
         self._alg = f"aes-{len(key) * 8}-{self._MODE}"
         self._provider = provider
-        self._sw = None
-        self._cached: tuple[Provider, bool, deque] | None = None
+        self._cached: tuple[Any, Any, Any, Any] = _UNBOUND
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self._alg} tag_length={self._tag_length}>"
@@ -46,81 +52,44 @@ class _AeadBase:
             raise ValueError(f"bit_length must be 128, 192, or 256, got {bit_length}")
         return os.urandom(bit_length // 8)
 
-    def _route(self) -> tuple[Provider, bool, deque]:
-        provider = self._provider or _current.get() or _p._default or default_provider()
-        cached = self._cached
-        if cached is None or cached[0] is not provider:
-            # The software fast path needs the one-shot object to take this tag length.
-            direct = provider.direct(self._alg) and self._direct_ok()
-            pending = provider.counters.cell(SOFTWARE, self._alg).pending
-            cached = self._cached = (provider, direct, pending)
+    def _bind(self, provider: Provider) -> tuple[Any, Any, Any, Any]:
+        sw = None
+        if provider.direct(self._alg) and self._direct_ok():
+            sw = self._software()
+        cell = provider.counters.cell(SOFTWARE, self._alg)
+        cached = self._cached = (provider, sw, cell.pending, cell.fold)
         return cached
 
     def _direct_ok(self) -> bool:
         return True
 
-    def _check(self, nonce: bytes, data: bytes, aad: bytes | None, tag_length: int = 0) -> None:
+    def _check(self, nonce: bytes, data: bytes, aad: bytes | None, tag_length: int) -> None:
         raise NotImplementedError
 
-    def _software(self):
+    def _software(self) -> Any:
         raise NotImplementedError
 
     def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """Ciphertext followed by the tag."""
-        provider, direct, _ = self._route()
-        self._check(nonce, data, associated_data)
-        if direct:
-            sw = self._sw or self._software()
+        # The library's hot path, kept flat: see benchmarks/overhead.py.
+        provider = self._provider or _current.get() or _p._default or default_provider()
+        cached = self._cached
+        if cached[0] is not provider:
+            cached = self._bind(provider)
+        sw = cached[1]
+        if sw is None:
+            self._check(nonce, data, associated_data, 0)
+            return self._run_encrypt(provider, nonce, data, associated_data)
+        try:
             out = sw.encrypt(nonce, data, associated_data)
-            provider.counters.software(self._alg, len(data))
-            return out
-        return self._run_encrypt(provider, nonce, data, associated_data)
-
-    def _run_encrypt(self, provider: Provider, nonce: bytes, data: bytes, associated_data) -> bytes:
-        op = Op(
-            "aead",
-            self._alg,
-            "encrypt",
-            key=self._key,
-            iv=bytes(nonce),
-            data=data,
-            aad=associated_data,
-            length=self._tag_length,
-        )
-        ciphertext, tag = provider.run(op)
-        return ciphertext + tag
-
-    def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
-        """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
-        provider, direct, _ = self._route()
-        # The data ends with the tag: CCM's length limit is on what comes before it.
-        self._check(nonce, data, associated_data, self._tag_length)
-        if direct:
-            sw = self._sw or self._software()
-            size = max(len(data) - self._tag_length, 0)
-            try:
-                out = sw.decrypt(nonce, data, associated_data)
-            except InvalidTag:
-                provider.counters.software(self._alg, size)
-                raise
-            provider.counters.software(self._alg, size)
-            return out
-        tag_length = self._tag_length
-        if len(data) < tag_length:
-            raise InvalidTag
-        view = memoryview(data)
-        op = Op(
-            "aead",
-            self._alg,
-            "decrypt",
-            key=self._key,
-            iv=bytes(nonce),
-            data=bytes(view[:-tag_length]),
-            aad=associated_data,
-            tag=bytes(view[-tag_length:]),
-            length=tag_length,
-        )
-        return provider.run(op)
+        except (TypeError, ValueError):
+            self._check(nonce, data, associated_data, 0)
+            raise
+        pending = cached[2]
+        pending.append(len(data))
+        if len(pending) > FOLD_AT:
+            cached[3]()
+        return out
 
     def encrypt_into(
         self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
@@ -128,21 +97,84 @@ class _AeadBase:
         """Write ciphertext and tag into ``buf`` (exactly len(data) + tag bytes); return that."""
         provider = self._provider or _current.get() or _p._default or default_provider()
         cached = self._cached
-        if cached is None or cached[0] is not provider:
-            cached = self._route()
-        self._check(nonce, data, associated_data)
-        need = len(data) + self._tag_length
-        if memoryview(buf).nbytes != need:
-            raise ValueError(f"buffer must be {need} bytes")
-        if cached[1]:
-            n = (self._sw or self._software()).encrypt_into(nonce, data, associated_data, buf)
-            pending = cached[2]
-            pending.append(len(data))
-            if len(pending) > FOLD_AT:
-                provider.counters.cell(SOFTWARE, self._alg).fold()
-            return n
-        memoryview(buf).cast("B")[:] = self._run_encrypt(provider, nonce, data, associated_data)
-        return need
+        if cached[0] is not provider:
+            cached = self._bind(provider)
+        sw = cached[1]
+        if sw is None:
+            self._check(nonce, data, associated_data, 0)
+            need = len(data) + self._tag_length
+            if memoryview(buf).nbytes != need:
+                raise ValueError(f"buffer must be {need} bytes")
+            sealed = self._run_encrypt(provider, nonce, data, associated_data)
+            memoryview(buf).cast("B")[:] = sealed
+            return need
+        try:
+            n = sw.encrypt_into(nonce, data, associated_data, buf)
+        except (TypeError, ValueError):
+            self._check(nonce, data, associated_data, 0)
+            raise
+        pending = cached[2]
+        pending.append(len(data))
+        if len(pending) > FOLD_AT:
+            cached[3]()
+        return n
+
+    def _run_encrypt(self, provider: Provider, nonce: bytes, data: bytes, aad: Any) -> bytes:
+        op = Op(
+            "aead",
+            self._alg,
+            "encrypt",
+            key=self._key,
+            iv=bytes(nonce),
+            data=data,
+            aad=aad,
+            length=self._tag_length,
+        )
+        ciphertext, tag = provider.run(op)
+        return ciphertext + tag
+
+    def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
+        """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
+        provider = self._provider or _current.get() or _p._default or default_provider()
+        cached = self._cached
+        if cached[0] is not provider:
+            cached = self._bind(provider)
+        sw = cached[1]
+        if sw is None:
+            # The data ends with the tag: CCM's length limit is on what comes before it.
+            self._check(nonce, data, associated_data, self._tag_length)
+            return self._run_decrypt(provider, nonce, data, associated_data)
+        try:
+            out = sw.decrypt(nonce, data, associated_data)
+        except InvalidTag:
+            cached[2].append(max(len(data) - self._tag_length, 0))
+            raise
+        except (TypeError, ValueError):
+            self._check(nonce, data, associated_data, self._tag_length)
+            raise
+        pending = cached[2]
+        pending.append(len(out))
+        if len(pending) > FOLD_AT:
+            cached[3]()
+        return out
+
+    def _run_decrypt(self, provider: Provider, nonce: bytes, data: bytes, aad: Any) -> bytes:
+        tag_length = self._tag_length
+        if len(data) < tag_length:
+            raise InvalidTag
+        view = memoryview(data).cast("B")
+        op = Op(
+            "aead",
+            self._alg,
+            "decrypt",
+            key=self._key,
+            iv=bytes(nonce),
+            data=bytes(view[:-tag_length]),
+            aad=aad,
+            tag=bytes(view[-tag_length:]),
+            length=tag_length,
+        )
+        return provider.run(op)
 
     def decrypt_into(
         self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
@@ -173,38 +205,13 @@ class AESGCM(_AeadBase):
     def _direct_ok(self) -> bool:
         return self._tag_length == 16
 
-    def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
-        """Ciphertext followed by the tag."""
-        # The hot path of the library, kept flat: see benchmarks/overhead.py.
-        provider = self._provider or _current.get() or _p._default or default_provider()
-        cached = self._cached
-        if cached is None or cached[0] is not provider:
-            cached = self._route()
-        if nonce.__class__ is not bytes or not 8 <= len(nonce) <= 128:
-            validate.gcm_nonce(nonce)
-        if data.__class__ is not bytes:
-            validate.byteslike("data", data)
-        if associated_data is not None and associated_data.__class__ is not bytes:
-            validate.byteslike("associated_data", associated_data)
-        if cached[1]:
-            out = (self._sw or self._software()).encrypt(nonce, data, associated_data)
-            pending = cached[2]
-            pending.append(len(data))  # the counter cell's hot path, inlined
-            if len(pending) > FOLD_AT:
-                provider.counters.cell(SOFTWARE, self._alg).fold()
-            return out
-        return self._run_encrypt(provider, nonce, data, associated_data)
-
     def _software(self) -> _aead.AESGCM:
-        self._sw = _aead.AESGCM(self._key)
-        return self._sw
+        return _aead.AESGCM(self._key)
 
-    def _check(self, nonce: bytes, data: bytes, aad: bytes | None, tag_length: int = 0) -> None:
-        if nonce.__class__ is not bytes or not 8 <= len(nonce) <= 128:
-            validate.gcm_nonce(nonce)
-        if data.__class__ is not bytes:
-            validate.byteslike("data", data)
-        if aad is not None and aad.__class__ is not bytes:
+    def _check(self, nonce: bytes, data: bytes, aad: bytes | None, tag_length: int) -> None:
+        validate.gcm_nonce(nonce)
+        validate.byteslike("data", data)
+        if aad is not None:
             validate.byteslike("associated_data", aad)
 
 
@@ -222,11 +229,29 @@ class AESCCM(_AeadBase):
         validate.ccm_tag_length(tag_length)
         super().__init__(key, tag_length, provider)
 
-    def _software(self) -> _aead.AESCCM:
-        self._sw = _aead.AESCCM(self._key, tag_length=self._tag_length)
-        return self._sw
+    # OpenSSL fails a CCM payload too long for its nonce with an internal error rather than a
+    # ValueError, so CCM is checked here before OpenSSL sees it.
+    def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
+        """Ciphertext followed by the tag."""
+        self._check(nonce, data, associated_data, 0)
+        return super().encrypt(nonce, data, associated_data)
 
-    def _check(self, nonce: bytes, data: bytes, aad: bytes | None, tag_length: int = 0) -> None:
+    def encrypt_into(
+        self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
+    ) -> int:
+        """Write ciphertext and tag into ``buf`` (exactly len(data) + tag bytes); return that."""
+        self._check(nonce, data, associated_data, 0)
+        return super().encrypt_into(nonce, data, associated_data, buf)
+
+    def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
+        """The plaintext, or InvalidTag when the data was altered."""
+        self._check(nonce, data, associated_data, self._tag_length)
+        return super().decrypt(nonce, data, associated_data)
+
+    def _software(self) -> _aead.AESCCM:
+        return _aead.AESCCM(self._key, tag_length=self._tag_length)
+
+    def _check(self, nonce: bytes, data: bytes, aad: bytes | None, tag_length: int) -> None:
         validate.byteslike("data", data)
         if aad is not None:
             validate.byteslike("associated_data", aad)

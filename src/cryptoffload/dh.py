@@ -12,7 +12,7 @@ from cryptoffload import validate
 from cryptoffload._keys import RoutedKey
 from cryptoffload.ffdhe import FFDHE_GROUPS, Group, group_for_prime
 from cryptoffload.ops import Op
-from cryptoffload.provider import SOFTWARE, Provider
+from cryptoffload.provider import Provider
 
 __all__ = ["GROUPS", "DHPrivateKey", "DHPublicKey", "generate_private_key", "group"]
 
@@ -161,11 +161,11 @@ class DHPrivateKey(RoutedKey):
             )
         peer_public_key.validate()
         alg = self._group
-        provider, direct = self._route(alg)
+        provider, direct, cell = self._route(alg)
         peer = peer_public_key._key
         if direct:
             out = self._key.exchange(peer)
-            provider.counters.count(SOFTWARE, alg, 0)
+            cell.add(0)
             return out
         return provider.run(Op("dh", alg, "exchange", key=self._key, peer=peer))
 

@@ -28,7 +28,7 @@ from cryptoffload import validate
 from cryptoffload._keys import RoutedKey, check_hash, digest_for
 from cryptoffload.curves import by_cryptography, short_name
 from cryptoffload.ops import Op
-from cryptoffload.provider import SOFTWARE, Provider
+from cryptoffload.provider import Provider
 
 __all__ = [
     "ECDH",
@@ -122,18 +122,20 @@ class EllipticCurvePublicKey(RoutedKey):
         """Raise InvalidSignature unless ``signature`` (DER) signs ``data``."""
         validate.byteslike("signature", signature)
         validate.byteslike("data", data)
-        if not isinstance(signature_algorithm, ECDSA):
+        if signature_algorithm.__class__ is not ECDSA and not isinstance(
+            signature_algorithm, ECDSA
+        ):
             raise TypeError(f"signature_algorithm must be ECDSA(hash), got {signature_algorithm!r}")
         alg = f"ecdsa-{self._name}-verify"
-        provider, direct = self._route(alg)
+        provider, direct, cell = self._route(alg)
         if direct:
             check_hash(signature_algorithm.algorithm)
             try:
                 self._key.verify(signature, data, signature_algorithm)
             except InvalidSignature:
-                provider.counters.count(SOFTWARE, alg, 0)
+                cell.add(0)
                 raise
-            provider.counters.count(SOFTWARE, alg, 0)
+            cell.add(0)
             return
         digest, hash_alg = digest_for(data, signature_algorithm.algorithm)
         provider.run(
@@ -199,14 +201,16 @@ class EllipticCurvePrivateKey(RoutedKey):
     def sign(self, data: bytes, signature_algorithm: ECDSA) -> bytes:
         """A DER-encoded ECDSA signature of ``data`` (hashed, or ``Prehashed``)."""
         validate.byteslike("data", data)
-        if not isinstance(signature_algorithm, ECDSA):
+        if signature_algorithm.__class__ is not ECDSA and not isinstance(
+            signature_algorithm, ECDSA
+        ):
             raise TypeError(f"signature_algorithm must be ECDSA(hash), got {signature_algorithm!r}")
         alg = f"ecdsa-{self._name}-sign"
-        provider, direct = self._route(alg)
+        provider, direct, cell = self._route(alg)
         if direct:
             check_hash(signature_algorithm.algorithm)
             out = self._key.sign(data, signature_algorithm)
-            provider.counters.count(SOFTWARE, alg, 0)
+            cell.add(0)
             return out
         digest, hash_alg = digest_for(data, signature_algorithm.algorithm)
         return provider.run(Op("ecdsa", alg, "sign", key=self._key, data=digest, hash_alg=hash_alg))
@@ -225,11 +229,11 @@ class EllipticCurvePrivateKey(RoutedKey):
             )
         peer_public_key.validate()
         alg = f"ecdh-{self._name}"
-        provider, direct = self._route(alg)
+        provider, direct, cell = self._route(alg)
         peer = peer_public_key._key
         if direct:
             out = self._key.exchange(algorithm, peer)
-            provider.counters.count(SOFTWARE, alg, 0)
+            cell.add(0)
             return out
         return provider.run(Op("ecdh", alg, "exchange", key=self._key, peer=peer))
 

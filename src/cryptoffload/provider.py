@@ -12,7 +12,7 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature, InvalidTag
 
 from cryptoffload import engines as _engines
-from cryptoffload.counters import Counters
+from cryptoffload.counters import Cell, Counters
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import OffloadRequired, Unavailable
@@ -84,6 +84,7 @@ class Provider:
             alg for e in routed for alg in self.capabilities[e.name].algorithms
         )
         self._routes: dict[str, tuple[_Route, ...]] = {}
+        self._sw_cells: dict[str, Cell] = {}
         self._direct: dict[str, bool] = {}
         self._miss_lock = threading.Lock()
         self._misses: dict[str, dict[str, int]] = {}
@@ -103,6 +104,11 @@ class Provider:
         direct = alg not in self._claimed and not self.policy.requires(alg)
         self._direct[alg] = direct
         return direct
+
+    def software_cell(self, alg: str) -> Cell:
+        """Software's counter cell for ``alg``, kept at hand for the primitives' fast paths."""
+        cell = self._sw_cells[alg] = self.counters.cell(SOFTWARE, alg)
+        return cell
 
     def route(self, alg: str) -> tuple[_Route, ...]:
         """The engines that claim ``alg``, in priority order, with their size limits."""

@@ -14,7 +14,7 @@ from cryptoffload import pkcs1, validate
 from cryptoffload._keys import RoutedKey, check_hash, digest_for
 from cryptoffload.names import hash_name
 from cryptoffload.ops import Op
-from cryptoffload.provider import SOFTWARE, Provider
+from cryptoffload.provider import Provider
 
 __all__ = [
     "RSAPrivateKey",
@@ -86,15 +86,15 @@ class RSAPublicKey(RoutedKey):
         validate.byteslike("data", data)
         _check_padding(padding)
         alg = self._alg
-        provider, direct = self._route(alg)
+        provider, direct, cell = self._route(alg)
         if direct:
             check_hash(algorithm)
             try:
                 self._key.verify(signature, data, padding, algorithm)
             except InvalidSignature:
-                provider.counters.count(SOFTWARE, alg, 0)
+                cell.add(0)
                 raise
-            provider.counters.count(SOFTWARE, alg, 0)
+            cell.add(0)
             return
         digest, hash_alg = digest_for(data, algorithm)
         provider.run(
@@ -115,10 +115,10 @@ class RSAPublicKey(RoutedKey):
         validate.byteslike("plaintext", plaintext)
         _check_padding(padding)
         alg = self._alg
-        provider, direct = self._route(alg)
+        provider, direct, cell = self._route(alg)
         if direct:
             out = self._key.encrypt(plaintext, padding)
-            provider.counters.count(SOFTWARE, alg, 0)
+            cell.add(0)
             return out
         return provider.run(
             Op("rsa", alg, "encrypt", key=self._key, data=bytes(plaintext), padding=padding)
@@ -130,7 +130,7 @@ class RSAPublicKey(RoutedKey):
         return self._raw(value)
 
     def _raw(self, value: int) -> int:
-        provider, _ = self._route(self._alg)
+        provider, _, _ = self._route(self._alg)
         return provider.run(Op("rsa", self._alg, "raw", key=self._key, data=value))
 
 
@@ -182,11 +182,11 @@ class RSAPrivateKey(RoutedKey):
         validate.byteslike("data", data)
         _check_padding(padding)
         alg = self._alg
-        provider, direct = self._route(alg)
+        provider, direct, cell = self._route(alg)
         if direct:
             check_hash(algorithm)
             out = self._key.sign(data, padding, algorithm)
-            provider.counters.count(SOFTWARE, alg, 0)
+            cell.add(0)
             return out
         digest, hash_alg = digest_for(data, algorithm)
         return provider.run(
@@ -198,12 +198,12 @@ class RSAPrivateKey(RoutedKey):
         validate.byteslike("ciphertext", ciphertext)
         _check_padding(padding)
         alg = self._alg
-        provider, direct = self._route(alg)
+        provider, direct, cell = self._route(alg)
         if direct:
             try:
                 return self._key.decrypt(ciphertext, padding)
             finally:
-                provider.counters.count(SOFTWARE, alg, 0)
+                cell.add(0)
         return provider.run(
             Op("rsa", alg, "decrypt", key=self._key, data=bytes(ciphertext), padding=padding)
         )
@@ -211,7 +211,7 @@ class RSAPrivateKey(RoutedKey):
     def raw_private(self, value: int) -> int:
         """value^d mod n, for 0 < value < n: the bare RSA private operation, no padding."""
         _check_int("value", value)
-        provider, _ = self._route(self._alg)
+        provider, _, _ = self._route(self._alg)
         return provider.run(Op("rsa", self._alg, "raw", key=self._key, data=value))
 
 

@@ -13,9 +13,13 @@ BLOCK = 16
 
 
 def byteslike(name: str, value: Any) -> None:
-    """TypeError unless ``value`` is bytes, bytearray or memoryview."""
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise TypeError(f"{name} must be bytes-like, got {type(value).__name__}")
+    """TypeError unless ``value`` supports the buffer protocol (bytes, bytearray, memoryview...)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return
+    try:
+        memoryview(value)
+    except TypeError:
+        raise TypeError(f"{name} must be bytes-like, got {type(value).__name__}") from None
 
 
 def aes_key(key: Any) -> None:
