@@ -36,11 +36,15 @@ class StreamContext:
         if direct is None:
             direct = provider.direct(alg)
         if direct:
-            self._sw = self._software()
+            self._sw = self._first_software()
             self._buf = None
         else:
             self._sw = None
             self._buf = bytearray()
+
+    def _first_software(self) -> Any:
+        """The software context a direct stream starts with (a subclass may defer making it)."""
+        return self._software()
 
     # Subclasses provide these three.
     def _software(self) -> Any:

@@ -13,10 +13,13 @@ from cryptography.hazmat.primitives.hashes import (
     HashAlgorithm,
 )
 
+from cryptoffload import provider as _p
+from cryptoffload import validate
 from cryptoffload._stream import StreamContext
-from cryptoffload.names import HASHLIB, hash_name
+from cryptoffload.counters import FOLD_AT
+from cryptoffload.names import HASH_CLASSES, HASHLIB, hash_name
 from cryptoffload.ops import Op
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, _current, default_provider
 
 __all__ = [
     "SHA1",
@@ -28,7 +31,12 @@ __all__ = [
     "SHA512_256",
     "Hash",
     "HashAlgorithm",
+    "digest",
 ]
+
+
+_FRESH = object()  # a software context not made yet (see Hash._software)
+_BY_CLASS = {cls: name for name, cls in HASH_CLASSES.items()}
 
 
 class Hash(StreamContext):
@@ -39,7 +47,7 @@ class Hash(StreamContext):
     def __init__(
         self, algorithm: HashAlgorithm, backend: object = None, *, provider: Provider | None = None
     ) -> None:
-        alg = hash_name(algorithm)
+        alg = _BY_CLASS.get(algorithm.__class__) or hash_name(algorithm)
         self._algorithm = algorithm
         self._start(alg, provider)
 
@@ -51,6 +59,23 @@ class Hash(StreamContext):
     def _software(self):
         return HASHLIB[self._alg]()
 
+    def _first_software(self):
+        # Made at the first update, with its data: hashlib's constructor hashes a large buffer
+        # without allocating the per-object lock that a later update() needs (~1 us per op).
+        return _FRESH
+
+    def update(self, data: bytes) -> None:
+        """Add ``data`` to the message."""
+        if self._sw is _FRESH:
+            try:
+                self._sw = HASHLIB[self._alg](data)
+            except TypeError:
+                validate.byteslike("data", data)
+                raise
+            self._total = len(data)
+            return
+        StreamContext.update(self, data)
+
     def _software_final(self, ctx) -> bytes:
         return ctx.digest()
 
@@ -59,10 +84,48 @@ class Hash(StreamContext):
 
     def finalize(self) -> bytes:
         """The digest; the context cannot be used afterwards."""
-        return self._finish()
+        sw = self._sw
+        if sw is None or self._spilled:
+            return self._finish()
+        # The software path of _finish, inlined: it is most of what a one-shot digest costs.
+        self._sw = None
+        self._done = True
+        out = (HASHLIB[self._alg]() if sw is _FRESH else sw).digest()
+        provider = self._provider
+        cell = provider._sw_cells.get(self._alg) or provider.software_cell(self._alg)
+        pending = cell.pending
+        pending.append(self._total)
+        if len(pending) > FOLD_AT:
+            cell.fold()
+        return out
 
     def copy(self) -> Hash:
         """An independent context with the same data fed so far."""
+        if self._sw is _FRESH:
+            self._sw = HASHLIB[self._alg]()
         other = Hash.__new__(Hash)
         other._algorithm = self._algorithm
         return self._copy_into(other)
+
+
+def digest(data: bytes, algorithm: HashAlgorithm, *, provider: Provider | None = None) -> bytes:
+    """The digest of ``data`` in one call: one op, the cheapest way to hash a whole message."""
+    provider = provider or _current.get() or _p._default or default_provider()
+    alg = _BY_CLASS.get(algorithm.__class__) or hash_name(algorithm)
+    direct = provider._direct.get(alg)
+    if direct is None:
+        direct = provider.direct(alg)
+    if not direct:
+        validate.byteslike("data", data)
+        return provider.run(Op("hash", alg, "digest", data=data))
+    try:
+        out = HASHLIB[alg](data).digest()
+    except TypeError:
+        validate.byteslike("data", data)
+        raise
+    cell = provider._sw_cells.get(alg) or provider.software_cell(alg)
+    pending = cell.pending
+    pending.append(len(data))
+    if len(pending) > FOLD_AT:
+        cell.fold()
+    return out
