@@ -8,7 +8,6 @@ from cryptography.exceptions import AlreadyFinalized
 
 from cryptoffload import provider as _p
 from cryptoffload import validate
-from cryptoffload.counters import FOLD_AT
 from cryptoffload.provider import Provider, _current, default_provider
 
 #: Bytes a context gathers for one engine op; a longer stream moves to software, counted as a
@@ -87,12 +86,7 @@ class StreamContext:
             self._sw = None
             self._done = True
             out = self._software_final(sw)
-            provider = self._provider
-            cell = provider._sw_cells.get(self._alg) or provider.software_cell(self._alg)
-            pending = cell.pending
-            pending.append(self._total)
-            if len(pending) > FOLD_AT:
-                cell.fold()
+            self._provider.count_software(self._alg, self._total)
             return out
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")

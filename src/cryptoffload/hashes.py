@@ -16,7 +16,6 @@ from cryptography.hazmat.primitives.hashes import (
 from cryptoffload import provider as _p
 from cryptoffload import validate
 from cryptoffload._stream import StreamContext
-from cryptoffload.counters import FOLD_AT
 from cryptoffload.names import HASH_CLASSES, HASHLIB, hash_name
 from cryptoffload.ops import Op
 from cryptoffload.provider import Provider, _current, default_provider
@@ -91,12 +90,7 @@ class Hash(StreamContext):
         self._sw = None
         self._done = True
         out = (HASHLIB[self._alg]() if sw is _FRESH else sw).digest()
-        provider = self._provider
-        cell = provider._sw_cells.get(self._alg) or provider.software_cell(self._alg)
-        pending = cell.pending
-        pending.append(self._total)
-        if len(pending) > FOLD_AT:
-            cell.fold()
+        self._provider.count_software(self._alg, self._total)
         return out
 
     def copy(self) -> Hash:
@@ -123,9 +117,5 @@ def digest(data: bytes, algorithm: HashAlgorithm, *, provider: Provider | None =
     except TypeError:
         validate.byteslike("data", data)
         raise
-    cell = provider._sw_cells.get(alg) or provider.software_cell(alg)
-    pending = cell.pending
-    pending.append(len(data))
-    if len(pending) > FOLD_AT:
-        cell.fold()
+    provider.count_software(alg, len(data))
     return out

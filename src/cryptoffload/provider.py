@@ -12,7 +12,7 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature, InvalidTag
 
 from cryptoffload import engines as _engines
-from cryptoffload.counters import Cell, Counters
+from cryptoffload.counters import FOLD_AT, Cell, Counters
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import OffloadRequired, Unavailable
@@ -109,6 +109,14 @@ class Provider:
         """Software's counter cell for ``alg``, kept at hand for the primitives' fast paths."""
         cell = self._sw_cells[alg] = self.counters.cell(SOFTWARE, alg)
         return cell
+
+    def count_software(self, alg: str, nbytes: int) -> None:
+        """One op of ``nbytes`` that a primitive's fast path ran in software."""
+        cell = self._sw_cells.get(alg) or self.software_cell(alg)
+        pending = cell.pending
+        pending.append(nbytes)
+        if len(pending) > FOLD_AT:
+            cell.fold()
 
     def route(self, alg: str) -> tuple[_Route, ...]:
         """The engines that claim ``alg``, in priority order, with their size limits."""

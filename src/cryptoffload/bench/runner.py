@@ -103,6 +103,27 @@ def measure_row(
     return row
 
 
+def measure_case(
+    case: Case,
+    providers: Sequence[Provider],
+    block: int,
+    seconds: float,
+    trials: int,
+    harness: float,
+    with_cpu: bool,
+    progress: Progress | None,
+    where: str = "",
+) -> list[dict[str, Any]]:
+    """One row per provider (software's first) for ``case`` at ``block`` bytes."""
+    rows = []
+    for provider in providers:
+        name = provider.engines[0].name
+        if progress is not None:
+            progress(f"{case.label}{where} [{name}]")
+        rows.append(measure_row(case, provider, name, block, seconds, trials, harness, with_cpu))
+    return rows
+
+
 def add_speedups(rows: list[dict[str, Any]]) -> None:
     """Speedup of each row against the software row of the same algorithm, operation and size."""
     software = {
@@ -132,13 +153,9 @@ def run(
     harness = harness_seconds_per_call()
     rows: list[dict[str, Any]] = []
     for case in cases:
-        for provider in (software, *providers):
-            name = provider.engines[0].name
-            if progress is not None:
-                progress(f"{case.label} [{name}]")
-            rows.append(
-                measure_row(case, provider, name, block, seconds, trials, harness, with_cpu)
-            )
+        rows += measure_case(
+            case, (software, *providers), block, seconds, trials, harness, with_cpu, progress
+        )
     add_speedups(rows)
     described = Provider(list(engines)) if engines else software
     return {

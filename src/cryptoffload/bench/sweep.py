@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cryptoffload.bench.cases import Case
-from cryptoffload.bench.runner import Progress, add_speedups, engine_providers, measure_row
+from cryptoffload.bench.runner import Progress, add_speedups, engine_providers, measure_case
 from cryptoffload.bench.timing import harness_seconds_per_call
 from cryptoffload.policy import Policy
 from cryptoffload.provider import SOFTWARE, Provider
@@ -56,13 +56,17 @@ def run(
     rows: list[dict[str, Any]] = []
     for case in cases:
         for size in sizes if case.bulk else sizes[:1]:
-            for provider in (software, *providers):
-                name = provider.engines[0].name
-                if progress is not None:
-                    progress(f"{case.label} {size} B [{name}]")
-                rows.append(
-                    measure_row(case, provider, name, size, seconds, trials, harness, False)
-                )
+            rows += measure_case(
+                case,
+                (software, *providers),
+                size,
+                seconds,
+                trials,
+                harness,
+                False,
+                progress,
+                where=f" {size} B",
+            )
     add_speedups(rows)
     crossovers = []
     for case in cases:
