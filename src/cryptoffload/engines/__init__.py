@@ -18,8 +18,14 @@ def _software(arg: str) -> Any:
     return SoftwareEngine()
 
 
+def _afalg(arg: str) -> Any:
+    from cryptoffload.engines.afalg import from_spec as afalg_from_spec
+
+    return afalg_from_spec(arg)
+
+
 #: Engine kinds this package has, by the name used in spec strings.
-FACTORIES: dict[str, Factory] = {"software": _software}
+FACTORIES: dict[str, Factory] = {"software": _software, "afalg": _afalg}
 
 
 def register(kind: str, factory: Factory) -> None:

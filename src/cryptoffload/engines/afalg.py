@@ -1,0 +1,341 @@
+"""The Linux kernel crypto API engine: AF_ALG sockets to whatever driver the kernel binds.
+
+Spec strings: ``afalg`` (every algorithm whose kernel driver is hardware), ``afalg:any`` (the
+kernel's choice, software drivers included: for tests and measurements), ``afalg:DRIVER`` (pin
+one driver by name, e.g. ``afalg:cbc-aes-caam``, as kcapi-speed does).
+"""
+
+from __future__ import annotations
+
+import collections
+import errno
+import socket
+import threading
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+
+from cryptoffload.engines import procfs
+from cryptoffload.engines.base import Capabilities
+from cryptoffload.errors import EngineError, Unavailable
+
+KERNEL_OPTIONS = (
+    "CONFIG_CRYPTO_USER_API_SKCIPHER, CONFIG_CRYPTO_USER_API_AEAD, "
+    "CONFIG_CRYPTO_USER_API_HASH and CONFIG_CRYPTO_USER_API_RNG"
+)
+
+#: Largest request sent in one go; larger cipher requests are split and chained, larger AEAD
+#: requests declined. virtio-crypto breaks above ~120 KiB in one request (kernel-rig-notes).
+MAX_REQUEST = 64 * 1024
+#: Bound tfm sockets kept (one per algorithm, driver and key).
+MAX_TFMS = 64
+
+
+def _kernel_names() -> dict[str, tuple[str, str]]:
+    """Our algorithm name -> (AF_ALG type, kernel algorithm name)."""
+    table: dict[str, tuple[str, str]] = {}
+    for bits in (128, 192, 256):
+        for mode in ("cbc", "ctr", "ecb", "cfb", "ofb"):
+            table[f"aes-{bits}-{mode}"] = ("skcipher", f"{mode}(aes)")
+        table[f"aes-{bits}-gcm"] = ("aead", "gcm(aes)")
+        table[f"aes-{bits}-ccm"] = ("aead", "ccm(aes)")
+        table[f"gmac-aes-{bits}"] = ("aead", "gcm(aes)")
+        table[f"cmac-aes-{bits}"] = ("hash", "cmac(aes)")
+    for h in ("sha1", "sha224", "sha256", "sha384", "sha512"):
+        table[h] = ("hash", h)
+        table[f"hmac-{h}"] = ("hash", f"hmac({h})")
+    table["drbg"] = ("rng", "stdrng")
+    return table
+
+
+KERNEL_NAMES = _kernel_names()
+
+
+class AfalgEngine:
+    """Ops through AF_ALG sockets; see the module docstring for the spec forms."""
+
+    def __init__(self, driver: str | None = None, allow_software: bool = False) -> None:
+        self.driver = driver
+        self.allow_software = allow_software or driver is not None
+        self.name = f"afalg:{driver}" if driver else ("afalg:any" if allow_software else "afalg")
+        self._bind: dict[str, tuple[str, str]] = {}  # our name -> (type, name to bind)
+        self._drivers: dict[str, procfs.Entry] = {}
+        self._tfms: collections.OrderedDict[tuple, socket.socket] = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    # -- discovery ---------------------------------------------------------------------------------
+
+    def probe(self) -> Capabilities:
+        """Which of our algorithms the kernel binds, to which driver, hardware or software."""
+        if not hasattr(socket, "AF_ALG"):
+            return Capabilities(False, "this platform has no AF_ALG sockets (Linux only)")
+        try:
+            socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET).close()
+        except OSError as exc:
+            return Capabilities(
+                False,
+                f"the kernel refuses AF_ALG sockets ({exc.strerror}); it needs {KERNEL_OPTIONS}",
+            )
+        self._instantiate_templates()
+        entries = procfs.read()
+        claimed, skipped, detail = set(), {}, {}
+        for alg, (kind, kname) in KERNEL_NAMES.items():
+            entry = self._entry_for(entries, kname)
+            if entry is None:
+                skipped[alg] = "not in the kernel" if self.driver is None else "not this driver"
+                continue
+            if not entry.hardware and not self.allow_software:
+                skipped[alg] = f"software driver {entry.driver}"
+                continue
+            claimed.add(alg)
+            self._drivers[alg] = entry
+            self._bind[alg] = (kind, self.driver or kname)
+            kind_text = "hardware" if entry.hardware else "software"
+            detail[alg] = f"{entry.driver} (priority {entry.priority}, {kind_text})"
+        if not claimed:
+            why = (
+                "no algorithm bound to a hardware driver"
+                if not self.allow_software
+                else (f"driver {self.driver} not found" if self.driver else "nothing usable")
+            )
+            return Capabilities(False, why, detail={"skipped": skipped})
+        return Capabilities(True, "", frozenset(claimed), detail={**detail, "skipped": skipped})
+
+    def _entry_for(self, entries: list[procfs.Entry], kname: str) -> procfs.Entry | None:
+        if self.driver is not None:
+            entry = procfs.by_driver(entries, self.driver)
+            return entry if entry is not None and entry.name == kname else None
+        return procfs.chosen(entries, kname)
+
+    def _instantiate_templates(self) -> None:
+        # Templates such as gcm(aes) appear in /proc/crypto only once something binds them.
+        seen = set()
+        for kind, kname in KERNEL_NAMES.values():
+            if (kind, kname) in seen:
+                continue
+            seen.add((kind, kname))
+            try:
+                with socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET) as s:
+                    s.bind((kind, kname))
+            except OSError:
+                pass
+
+    def detail_for(self, alg: str) -> procfs.Entry | None:
+        """The /proc/crypto entry of the driver this engine uses for ``alg``."""
+        return self._drivers.get(alg)
+
+    # -- sockets -------------------------------------------------------------------------------
+
+    def _tfm(self, alg: str, key: bytes | None, authsize: int | None = None) -> socket.socket:
+        kind, name = self._bind[alg]
+        cache_key = (kind, name, key, authsize)
+        with self._lock:
+            tfm = self._tfms.get(cache_key)
+            if tfm is not None:
+                self._tfms.move_to_end(cache_key)
+                return tfm
+        tfm = socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET)
+        try:
+            tfm.bind((kind, name))
+            if key is not None:
+                tfm.setsockopt(socket.SOL_ALG, socket.ALG_SET_KEY, key)
+            if authsize is not None:
+                tfm.setsockopt(socket.SOL_ALG, socket.ALG_SET_AEAD_AUTHSIZE, None, authsize)
+        except OSError as exc:
+            tfm.close()
+            raise _declined(exc) from None
+        with self._lock:
+            self._tfms[cache_key] = tfm
+            while len(self._tfms) > MAX_TFMS:
+                _, old = self._tfms.popitem(last=False)
+                old.close()
+        return tfm
+
+    def _op_socket(self, tfm: socket.socket) -> socket.socket:
+        # One operation socket per thread and transform, reused for every request.
+        sockets = getattr(self._local, "ops", None)
+        if sockets is None:
+            sockets = self._local.ops = {}
+        op = sockets.get(tfm.fileno())
+        if op is None or sockets.get(("tfm", tfm.fileno())) is not tfm:
+            op, _ = tfm.accept()
+            sockets[tfm.fileno()] = op
+            sockets[("tfm", tfm.fileno())] = tfm
+        return op
+
+    def close(self) -> None:
+        """Close every socket this engine opened."""
+        with self._lock:
+            for tfm in self._tfms.values():
+                tfm.close()
+            self._tfms.clear()
+
+    # -- operations ----------------------------------------------------------------------------
+
+    def run(self, op: Any) -> Any:
+        """Perform ``op`` in the kernel; decline what AF_ALG cannot express."""
+        if op.alg not in self._bind:
+            raise Unavailable("unsupported", op.alg)
+        family = op.family
+        try:
+            if family == "cipher":
+                return self._cipher(op)
+            if family == "aead":
+                return self._aead(op)
+            if family == "hash" or (family == "mac" and not op.alg.startswith("gmac")):
+                return self._digest(op)
+            if family == "mac":
+                return self._gmac(op)
+            if family == "rng":
+                return self._rng(op)
+        except OSError as exc:
+            raise _declined(exc) from None
+        raise Unavailable("unsupported", f"family {family}")
+
+    def _cipher(self, op: Any) -> bytes:
+        tfm = self._tfm(op.alg, op.key)
+        sock = self._op_socket(tfm)
+        direction = socket.ALG_OP_ENCRYPT if op.kind == "encrypt" else socket.ALG_OP_DECRYPT
+        mode = op.alg.rsplit("-", 1)[1]
+        data = memoryview(op.data).cast("B")
+        if len(data) <= MAX_REQUEST:
+            return _request(sock, data, direction, op.iv, len(data))
+        if mode not in ("cbc", "ecb", "ctr"):
+            raise Unavailable("too-large", f"{mode} requests above {MAX_REQUEST} bytes")
+        out, iv = [], op.iv
+        for start in range(0, len(data), MAX_REQUEST):
+            chunk = data[start : start + MAX_REQUEST]
+            result = _request(sock, chunk, direction, iv, len(chunk))
+            out.append(result)
+            if mode == "cbc":
+                iv = result[-16:] if op.kind == "encrypt" else bytes(chunk[-16:])
+            elif mode == "ctr":
+                counter = int.from_bytes(iv, "big") + len(chunk) // 16
+                iv = (counter % (1 << 128)).to_bytes(16, "big")
+        return b"".join(out)
+
+    def _aead(self, op: Any) -> Any:
+        tag_len = op.length if op.kind == "encrypt" else len(op.tag)
+        aad = bytes(op.aad or b"")
+        if len(op.data) + len(aad) > MAX_REQUEST:
+            raise Unavailable("too-large", f"AEAD requests above {MAX_REQUEST} bytes")
+        if op.alg.endswith("-gcm") and len(op.iv) != 12:
+            raise Unavailable("unsupported", "the kernel's gcm(aes) takes 12-byte nonces only")
+        iv = _ccm_iv(op.iv) if op.alg.endswith("-ccm") else op.iv
+        tfm = self._tfm(op.alg, op.key, tag_len)
+        sock = self._op_socket(tfm)
+        if op.kind == "encrypt":
+            out = _aead_request(
+                sock,
+                aad + bytes(op.data),
+                socket.ALG_OP_ENCRYPT,
+                iv,
+                len(aad),
+                len(aad) + len(op.data) + tag_len,
+            )
+            body = out[len(aad) :]
+            return body[:-tag_len], body[-tag_len:]
+        try:
+            out = _aead_request(
+                sock,
+                aad + bytes(op.data) + op.tag,
+                socket.ALG_OP_DECRYPT,
+                iv,
+                len(aad),
+                len(aad) + len(op.data),
+            )
+        except OSError as exc:
+            if exc.errno == errno.EBADMSG:
+                raise InvalidTag from None
+            raise
+        return out[len(aad) :]
+
+    def _gmac(self, op: Any) -> bytes:
+        if len(op.iv) != 12:
+            raise Unavailable("unsupported", "the kernel's gcm(aes) takes 12-byte nonces only")
+        if len(op.data) > MAX_REQUEST:
+            raise Unavailable("too-large", f"GMAC messages above {MAX_REQUEST} bytes")
+        tfm = self._tfm(op.alg, op.key, op.length)
+        sock = self._op_socket(tfm)
+        data = bytes(op.data)
+        out = _aead_request(
+            sock, data, socket.ALG_OP_ENCRYPT, op.iv, len(data), len(data) + op.length
+        )
+        return out[len(data) :]
+
+    def _digest(self, op: Any) -> bytes:
+        tfm = self._tfm(op.alg, op.key if op.family == "mac" else None)
+        sock = self._op_socket(tfm)
+        data = memoryview(op.data).cast("B")
+        for start in range(0, len(data), MAX_REQUEST):
+            sock.sendall(data[start : start + MAX_REQUEST], socket.MSG_MORE)
+        sock.send(b"")
+        return sock.recv(64)
+
+    def _rng(self, op: Any) -> bytes:
+        tfm = self._tfm(op.alg, None)
+        sock = self._op_socket(tfm)
+        out = bytearray()
+        while len(out) < op.length:
+            chunk = sock.recv(min(128, op.length - len(out)))
+            if not chunk:
+                raise Unavailable("fault", "the kernel RNG returned nothing")
+            out += chunk
+        return bytes(out)
+
+
+def _request(sock: socket.socket, data: Any, direction: int, iv: bytes | None, n: int) -> bytes:
+    if iv is None:
+        sock.sendmsg_afalg([data], op=direction)
+    else:
+        sock.sendmsg_afalg([data], op=direction, iv=iv)
+    return _recv_exact(sock, n)
+
+
+def _aead_request(
+    sock: socket.socket, data: bytes, direction: int, iv: bytes, assoclen: int, n: int
+) -> bytes:
+    sock.sendmsg_afalg([data], op=direction, iv=iv, assoclen=assoclen)
+    return _recv_exact(sock, n)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = sock.recv_into(view[got:], n - got)
+        if k == 0:
+            raise Unavailable("fault", f"short read from the kernel ({got} of {n} bytes)")
+        got += k
+    return bytes(buf)
+
+
+def _ccm_iv(nonce: bytes) -> bytes:
+    # The kernel's ccm(aes) takes the first counter block's flags byte: L' = 15 - nonce - 1.
+    return bytes([14 - len(nonce)]) + nonce + bytes(15 - len(nonce))
+
+
+def _declined(exc: OSError) -> Exception:
+    """Map a socket error to the engine protocol: a decline the provider can count, or a fault."""
+    code = exc.errno
+    if code in (errno.EBUSY, errno.EAGAIN):
+        return Unavailable("busy", exc.strerror or "")
+    if code in (errno.ENOENT, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOSYS):
+        return Unavailable("unsupported", exc.strerror or "")
+    if code == errno.ENOMEM:
+        return Unavailable("too-large", exc.strerror or "")
+    if code == errno.ENOKEY:
+        return Unavailable("fault", exc.strerror or "")
+    return exc
+
+
+def from_spec(arg: str) -> AfalgEngine:
+    """``afalg`` / ``afalg:any`` / ``afalg:DRIVER``."""
+    if not arg:
+        return AfalgEngine()
+    if arg == "any":
+        return AfalgEngine(allow_software=True)
+    if any(c.isspace() for c in arg):
+        raise EngineError(f"afalg driver names have no spaces, got {arg!r}")
+    return AfalgEngine(driver=arg)

@@ -1,0 +1,91 @@
+"""/proc/crypto parsing and the hardware/software classification of kernel drivers."""
+
+from __future__ import annotations
+
+import pytest
+
+from cryptoffload.engines import procfs
+
+SAMPLE = """name         : cbc(aes)
+driver       : virtio_crypto_aes_cbc
+module       : virtio_crypto
+priority     : 150
+refcnt       : 1
+selftest     : passed
+internal     : no
+type         : skcipher
+
+name         : cbc(aes)
+driver       : cbc-aes-aesni
+module       : aesni_intel
+priority     : 400
+internal     : no
+type         : skcipher
+
+name         : __cbc(aes)
+driver       : __cbc-aes-aesni
+module       : aesni_intel
+priority     : 400
+internal     : yes
+type         : skcipher
+
+name         : gcm(aes)
+driver       : gcm_base(ctr(aes-aesni),ghash-clmulni)
+module       : kernel
+priority     : 300
+internal     : no
+type         : aead
+"""
+
+
+def test_parse_reads_every_record_with_its_fields():
+    entries = procfs.parse(SAMPLE)
+    assert [e.driver for e in entries] == [
+        "virtio_crypto_aes_cbc",
+        "cbc-aes-aesni",
+        "__cbc-aes-aesni",
+        "gcm_base(ctr(aes-aesni),ghash-clmulni)",
+    ]
+    first = entries[0]
+    assert (first.name, first.module, first.priority, first.type) == (
+        "cbc(aes)",
+        "virtio_crypto",
+        150,
+        "skcipher",
+    )
+    assert entries[2].internal
+
+
+def test_kernel_choice_is_the_highest_priority_public_entry():
+    entries = procfs.parse(SAMPLE)
+    assert procfs.chosen(entries, "cbc(aes)").driver == "cbc-aes-aesni"
+    assert procfs.chosen(entries, "ecb(aes)") is None
+    assert procfs.by_driver(entries, "virtio_crypto_aes_cbc").priority == 150
+
+
+@pytest.mark.parametrize(
+    ("driver", "module", "hardware"),
+    [
+        ("virtio_crypto_aes_cbc", "virtio_crypto", True),
+        ("cbc-aes-caam", "caamalg", True),
+        ("cbc-aes-caam", "kernel", True),
+        ("hmac(sha256-caam)", "kernel", True),
+        ("cbc-aes-aesni", "aesni_intel", False),
+        ("cbc(aes-generic)", "kernel", False),
+        ("gcm_base(ctr(aes-aesni),ghash-clmulni)", "kernel", False),
+        ("hmac(sha256-ni)", "kernel", False),
+        ("sha256-generic", "kernel", False),
+        ("cbc-aes-ce", "aes_ce_blk", False),
+        ("cbc-aes-neon", "aes_neonbs", False),
+        ("sha256-avx2", "sha256_ssse3", False),
+        ("drbg_nopr_hmac_sha256", "kernel", False),
+        ("jitterentropy_rng", "kernel", False),
+        ("cbc-aes-mv", "marvell_cesa", True),
+    ],
+)
+def test_hardware_or_software_classification(driver, module, hardware):
+    assert procfs.is_hardware(driver, module) is hardware
+
+
+def test_read_of_a_missing_file_is_empty(tmp_path):
+    assert procfs.read(str(tmp_path / "nope")) == []
