@@ -69,6 +69,22 @@ def cmd_engines(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _print_bindings(row: dict[str, Any], console: Console) -> None:
+    """Per algorithm: the kernel driver an engine binds, its priority, hardware or software."""
+    bound, skipped = row["detail"].get("algorithms"), row["detail"].get("skipped")
+    if not bound and not skipped:
+        return
+    table = Table(title=f"{row['name']}: algorithm bindings")
+    for column in ("algorithm", "kernel name", "driver", "priority", "kind"):
+        table.add_column(column)
+    for alg, b in sorted((bound or {}).items()):
+        kind = "[green]hardware[/]" if b["hardware"] else "software"
+        table.add_row(alg, b["kernel name"], b["driver"], str(b["priority"]), kind)
+    for alg, reason in sorted((skipped or {}).items()):
+        table.add_row(alg, "", "", "", f"[dim]skipped: {reason}[/]")
+    console.print(table)
+
+
 def cmd_selftest(args: argparse.Namespace, console: Console) -> int:
     from cryptoffload import selftest
 
