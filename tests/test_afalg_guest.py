@@ -1,0 +1,195 @@
+"""The AF_ALG engine against a real kernel: run in the rig's guest (rig/run), skipped elsewhere.
+
+The guest has a virtio-crypto device (driver virtio_crypto_aes_cbc, hardware) beside the
+kernel's software drivers (cbc-aes-aesni, cbc(aes-generic), gcm, sha and hmac templates).
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+import pytest
+from cryptography.exceptions import InvalidTag
+from vectors.loaders import aes_vectors, gcm_vectors, hash_vectors, hmac_vectors
+
+from cryptoffload import Policy, Provider
+from cryptoffload.aead import AESGCM
+from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.engines import afalg, procfs
+from cryptoffload.hashes import SHA256, digest
+from cryptoffload.hmac import HMAC
+from cryptoffload.names import HASH_CLASSES
+
+
+def _af_alg() -> str | None:
+    try:
+        socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET).close()
+    except (OSError, AttributeError) as exc:
+        return f"no AF_ALG here ({exc}); run it in the guest: rig/setup && rig/run pytest ..."
+    return None
+
+
+pytestmark = pytest.mark.skipif(_af_alg() is not None, reason=_af_alg() or "")
+
+TAKE_ALL = Policy(min_size={"*": 0})
+VIRTIO = "virtio_crypto_aes_cbc"
+CBC_DRIVERS = [VIRTIO, "cbc-aes-aesni", "cbc(aes-generic)"]
+
+
+def pinned(driver: str) -> Provider:
+    provider = Provider([f"afalg:{driver}"], policy=TAKE_ALL)
+    if provider.unavailable:
+        pytest.fail(f"driver {driver} not usable in the guest: {provider.unavailable}")
+    return provider
+
+
+def engine_ops(provider: Provider, alg: str) -> int:
+    return provider.counters.snapshot()[provider.engines[0].name].get(alg, {}).get("ops", 0)
+
+
+def test_virtio_driver_is_classified_hardware_and_aesni_software():
+    entries = procfs.read()
+    virtio = procfs.by_driver(entries, VIRTIO)
+    assert virtio is not None and virtio.hardware
+    aesni = procfs.by_driver(entries, "cbc-aes-aesni")
+    assert aesni is not None and not aesni.hardware
+
+
+def test_unpinned_engine_skips_software_bound_algorithms_with_reasons():
+    caps = afalg.AfalgEngine().probe()
+    skipped = caps.detail["skipped"]
+    # cbc(aes) resolves to aesni (priority 400 over the device's 150): not offloaded by default.
+    assert skipped["aes-128-cbc"].startswith("software driver")
+    assert "aes-128-cbc" not in caps.algorithms
+
+
+@pytest.mark.parametrize("driver", CBC_DRIVERS)
+def test_cbc_vectors_through_each_driver(driver):
+    provider = pinned(driver)
+    records = [r for r in aes_vectors("CBC") if "MMT" in r["file"] or "GFSbox" in r["file"]]
+    for r in records:
+        mode = modes.CBC(r["iv"])
+        ctx = Cipher(algorithms.AES(r["key"]), mode, provider=provider)
+        if r["direction"].lower().startswith("enc"):
+            enc = ctx.encryptor()
+            assert enc.update(r["plaintext"]) + enc.finalize() == r["ciphertext"]
+        else:
+            dec = ctx.decryptor()
+            assert dec.update(r["ciphertext"]) + dec.finalize() == r["plaintext"]
+    snap = provider.counters.snapshot()
+    engine = provider.engines[0].name
+    assert sum(c["ops"] for c in snap[engine].values()) == len(records)
+    assert snap["software"] == {}
+
+
+@pytest.mark.parametrize("driver", CBC_DRIVERS)
+def test_requests_above_the_limit_are_split_and_chained(driver):
+    provider = pinned(driver)
+    key, iv = bytes(range(16)), bytes(16)
+    data = bytes(range(256)) * 800  # 200 KiB: four requests of at most 64 KiB
+    ours = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor()
+    ref = Cipher(algorithms.AES(key), modes.CBC(iv), provider=Provider([])).encryptor()
+    assert ours.update(data) + ours.finalize() == ref.update(data) + ref.finalize()
+    assert engine_ops(provider, "aes-128-cbc") == 1
+
+
+def test_gcm_vectors_and_tag_failure_through_the_kernel():
+    provider = Provider(["afalg:any"], policy=TAKE_ALL)
+    records = [
+        r
+        for r in gcm_vectors(limit_per_section=1)
+        if len(r["iv"]) == 12 and len(r["tag"]) in (4, 8, 12, 16) and len(r["key"]) == 16
+    ]
+    for r in records:
+        g = AESGCM(r["key"], tag_length=len(r["tag"]), provider=provider)
+        if r["direction"] == "encrypt":
+            assert g.encrypt(r["iv"], r["pt"], r["aad"]) == r["ct"] + r["tag"]
+        elif r["fail"]:
+            with pytest.raises(InvalidTag):
+                g.decrypt(r["iv"], r["ct"] + r["tag"], r["aad"])
+        else:
+            assert g.decrypt(r["iv"], r["ct"] + r["tag"], r["aad"]) == r["pt"]
+    assert engine_ops(provider, "aes-128-gcm") == len(records)
+
+
+def test_hashes_and_hmac_through_the_kernel():
+    provider = Provider(["afalg:any"], policy=TAKE_ALL)
+    for name in ("sha1", "sha256", "sha512"):
+        for r in hash_vectors(name.upper())[:20]:
+            assert digest(r["msg"], HASH_CLASSES[name](), provider=provider) == r["md"]
+    for r in hmac_vectors("sha256"):
+        h = HMAC(r["key"], SHA256(), provider=provider)
+        h.update(r["msg"])
+        assert h.finalize()[: len(r["mac"])] == r["mac"]
+    assert engine_ops(provider, "sha256") == 20
+
+
+def test_busy_device_falls_back_to_software_counted_as_busy(monkeypatch):
+    provider = pinned(VIRTIO)
+    engine = provider.engines[0]
+
+    def busy(*args, **kwargs):
+        raise OSError(errno.EBUSY, "Device or resource busy")
+
+    monkeypatch.setattr(afalg, "_request", busy)
+    key, iv, data = bytes(16), bytes(16), bytes(64)
+    out = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor().update(data)
+    ref = Cipher(algorithms.AES(key), modes.CBC(iv), provider=Provider([])).encryptor()
+    assert out == ref.update(data)
+    snap = provider.counters.snapshot()
+    assert snap[engine.name]["aes-128-cbc"]["declined"] == {"busy": 1}
+    assert snap["software"]["aes-128-cbc"]["ops"] == 1
+
+
+def test_socket_fault_never_loses_the_operation(monkeypatch):
+    provider = pinned(VIRTIO)
+
+    def broken(*args, **kwargs):
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(afalg, "_request", broken)
+    enc = Cipher(algorithms.AES(bytes(16)), modes.CBC(bytes(16)), provider=provider).encryptor()
+    assert len(enc.update(bytes(32))) == 32
+    assert provider.counters.snapshot()[provider.engines[0].name]["aes-128-cbc"]["faults"] == 1
+
+
+def test_engines_command_lists_the_virtio_driver_as_hardware(capsys):
+    from cryptoffload import cli
+
+    assert cli.main(["engines", "--engine", f"afalg:{VIRTIO}"]) == 0
+    out = capsys.readouterr().out
+    assert VIRTIO in out and "hardware" in out
+
+
+def test_bench_prints_afalg_rows_with_cpu_reading(capsys):
+    from cryptoffload import cli
+
+    code = cli.main(
+        [
+            "bench",
+            "--engines",
+            f"software,afalg:{VIRTIO},afalg:cbc-aes-aesni",
+            "--algs",
+            "aes-128-cbc encrypt",
+            "--block",
+            "16k",
+            "--time",
+            "0.3",
+            "--trials",
+            "1",
+            "--cpu",
+            "--format",
+            "json",
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    import json
+
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    by_engine = {r["engine"]: r for r in rows}
+    assert by_engine[f"afalg:{VIRTIO}"]["offloaded"]
+    assert by_engine["afalg:cbc-aes-aesni"]["offloaded"]
+    for r in rows:
+        assert r["cpu"]["reading"]
