@@ -75,7 +75,7 @@ def main() -> int:
                 enc = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor()
                 out = bytearray(size + 15)
                 c = c_rate(exe, driver, size, args.seconds)
-                e = py_rate(lambda op=op: engine.run(op), args.seconds)
+                e = py_rate(lambda op=op, engine=engine: engine.run(op), args.seconds)
                 a = py_rate(
                     lambda enc=enc, data=data, out=out: enc.update_into(data, out), args.seconds
                 )
