@@ -110,7 +110,17 @@ def test_gcm_vectors_and_tag_failure_through_the_kernel():
                 g.decrypt(r["iv"], r["ct"] + r["tag"], r["aad"])
         else:
             assert g.decrypt(r["iv"], r["ct"] + r["tag"], r["aad"]) == r["pt"]
-    assert engine_ops(provider, "aes-128-gcm") == len(records)
+    empty = [r for r in records if r["direction"] == "decrypt" and not r["aad"] and not r["ct"]]
+    assert engine_ops(provider, "aes-128-gcm") == len(records) - len(empty)
+    snap = provider.counters.snapshot()["afalg:any"]["aes-128-gcm"]
+    assert snap["declined"].get("unsupported", 0) == len(empty)
+
+
+def test_failed_tag_with_nothing_to_decrypt_is_still_refused():
+    # With neither AAD nor ciphertext no read would carry the kernel's EBADMSG: never trust it.
+    provider = Provider(["afalg:any"], policy=TAKE_ALL)
+    with pytest.raises(InvalidTag):
+        AESGCM(bytes(16), provider=provider).decrypt(bytes(12), bytes(16), None)
 
 
 def test_hashes_and_hmac_through_the_kernel():

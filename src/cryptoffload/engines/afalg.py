@@ -109,12 +109,12 @@ class AfalgEngine:
         return procfs.chosen(entries, kname)
 
     def _instantiate_templates(self) -> None:
-        # Templates such as gcm(aes) appear in /proc/crypto only once something binds them.
-        seen = set()
-        for kind, kname in KERNEL_NAMES.values():
-            if (kind, kname) in seen:
-                continue
-            seen.add((kind, kname))
+        # Templates such as gcm(aes) or a pinned cbc(aes-generic) appear in /proc/crypto only
+        # once something binds them.
+        wanted = set(KERNEL_NAMES.values())
+        if self.driver is not None:
+            wanted |= {(kind, self.driver) for kind in ("skcipher", "aead", "hash", "rng")}
+        for kind, kname in sorted(wanted):
             try:
                 with socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET) as s:
                     s.bind((kind, kname))
@@ -157,12 +157,20 @@ class AfalgEngine:
         sockets = getattr(self._local, "ops", None)
         if sockets is None:
             sockets = self._local.ops = {}
-        op = sockets.get(tfm.fileno())
-        if op is None or sockets.get(("tfm", tfm.fileno())) is not tfm:
-            op, _ = tfm.accept()
-            sockets[tfm.fileno()] = op
-            sockets[("tfm", tfm.fileno())] = tfm
-        return op
+        entry = sockets.get(tfm.fileno())
+        if entry is None or entry[0] is not tfm:
+            entry = sockets[tfm.fileno()] = (tfm, tfm.accept()[0])
+        self._local.current = tfm.fileno()
+        return entry[1]
+
+    def _discard_current(self) -> None:
+        # A request that failed half way may leave data queued in its operation socket: the
+        # next request must not be appended to it, so the socket goes and a new one is accepted.
+        sockets = getattr(self._local, "ops", None)
+        current = getattr(self._local, "current", None)
+        if sockets and current in sockets:
+            sockets.pop(current)[1].close()
+        self._local.current = None
 
     def close(self) -> None:
         """Close every socket this engine opened."""
@@ -178,6 +186,7 @@ class AfalgEngine:
         if op.alg not in self._bind:
             raise Unavailable("unsupported", op.alg)
         family = op.family
+        self._local.current = None
         try:
             if family == "cipher":
                 return self._cipher(op)
@@ -190,7 +199,11 @@ class AfalgEngine:
             if family == "rng":
                 return self._rng(op)
         except OSError as exc:
+            self._discard_current()
             raise _declined(exc) from None
+        except BaseException:
+            self._discard_current()
+            raise
         raise Unavailable("unsupported", f"family {family}")
 
     def _cipher(self, op: Any) -> bytes:
@@ -236,6 +249,9 @@ class AfalgEngine:
             )
             body = out[len(aad) :]
             return body[:-tag_len], body[-tag_len:]
+        if not aad and not len(op.data):
+            # Nothing to read back, so no read would report the tag check: leave it to software.
+            raise Unavailable("unsupported", "AEAD decrypt with neither data nor AAD")
         try:
             out = _aead_request(
                 sock,
