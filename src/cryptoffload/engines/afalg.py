@@ -130,11 +130,9 @@ class AfalgEngine:
     def _tfm(self, alg: str, key: bytes | None, authsize: int | None = None) -> socket.socket:
         kind, name = self._bind[alg]
         cache_key = (kind, name, key, authsize)
-        with self._lock:
-            tfm = self._tfms.get(cache_key)
-            if tfm is not None:
-                self._tfms.move_to_end(cache_key)
-                return tfm
+        tfm = self._tfms.get(cache_key)
+        if tfm is not None:
+            return tfm
         tfm = socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET)
         try:
             tfm.bind((kind, name))
@@ -211,9 +209,10 @@ class AfalgEngine:
         sock = self._op_socket(tfm)
         direction = socket.ALG_OP_ENCRYPT if op.kind == "encrypt" else socket.ALG_OP_DECRYPT
         mode = op.alg.rsplit("-", 1)[1]
-        data = memoryview(op.data).cast("B")
+        data = op.data
         if len(data) <= MAX_REQUEST:
             return _request(sock, data, direction, op.iv, len(data))
+        data = memoryview(data).cast("B")
         if mode not in ("cbc", "ecb", "ctr"):
             raise Unavailable("too-large", f"{mode} requests above {MAX_REQUEST} bytes")
         out, iv = [], op.iv
@@ -317,14 +316,13 @@ def _aead_request(
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray(n)
-    view, got = memoryview(buf), 0
-    while got < n:
-        k = sock.recv_into(view[got:], n - got)
-        if k == 0:
-            raise Unavailable("fault", f"short read from the kernel ({got} of {n} bytes)")
-        got += k
-    return bytes(buf)
+    out = sock.recv(n)  # one read returns the whole result in practice
+    while len(out) < n:
+        more = sock.recv(n - len(out))
+        if not more:
+            raise Unavailable("fault", f"short read from the kernel ({len(out)} of {n} bytes)")
+        out += more
+    return out
 
 
 def _ccm_iv(nonce: bytes) -> bytes:
