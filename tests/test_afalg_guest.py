@@ -135,14 +135,23 @@ def test_hashes_and_hmac_through_the_kernel():
     assert engine_ops(provider, "sha256") == 20
 
 
+class _FailingSocket:
+    """Stands in for an operation socket whose sendmsg fails with ``code``."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+    def sendmsg_afalg(self, *args, **kwargs):
+        raise OSError(self.code, "injected")
+
+    def close(self) -> None:
+        pass
+
+
 def test_busy_device_falls_back_to_software_counted_as_busy(monkeypatch):
     provider = pinned(VIRTIO)
     engine = provider.engines[0]
-
-    def busy(*args, **kwargs):
-        raise OSError(errno.EBUSY, "Device or resource busy")
-
-    monkeypatch.setattr(afalg, "_request", busy)
+    monkeypatch.setattr(engine, "_fast_socket", lambda *a: _FailingSocket(errno.EBUSY))
     key, iv, data = bytes(16), bytes(16), bytes(64)
     out = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor().update(data)
     ref = Cipher(algorithms.AES(key), modes.CBC(iv), provider=Provider([])).encryptor()
@@ -154,14 +163,11 @@ def test_busy_device_falls_back_to_software_counted_as_busy(monkeypatch):
 
 def test_socket_fault_never_loses_the_operation(monkeypatch):
     provider = pinned(VIRTIO)
-
-    def broken(*args, **kwargs):
-        raise OSError(errno.EIO, "I/O error")
-
-    monkeypatch.setattr(afalg, "_request", broken)
+    engine = provider.engines[0]
+    monkeypatch.setattr(engine, "_fast_socket", lambda *a: _FailingSocket(errno.EIO))
     enc = Cipher(algorithms.AES(bytes(16)), modes.CBC(bytes(16)), provider=provider).encryptor()
     assert len(enc.update(bytes(32))) == 32
-    assert provider.counters.snapshot()[provider.engines[0].name]["aes-128-cbc"]["faults"] == 1
+    assert provider.counters.snapshot()[engine.name]["aes-128-cbc"]["faults"] == 1
 
 
 def test_engines_command_lists_the_virtio_driver_as_hardware(capsys):

@@ -219,23 +219,25 @@ class _ChainedContext:
             raise AlreadyFinalized("Context was already finalized.")
         validate.byteslike("data", data)
         held = len(self._pending)
-        buf = self._pending + bytes(data)
+        # Nothing held and whole blocks (the usual case): send the caller's buffer as it is.
+        buf = data if not held and len(data) % 16 == 0 else self._pending + bytes(data)
         full = len(buf) - len(buf) % 16
         mode = self._mode
         if mode in ("ecb", "cbc"):
             if full == 0:
-                self._pending = buf
+                self._pending = bytes(buf)
                 return b""
-            out = self._run(buf[:full])
+            out = self._run(buf if full == len(buf) else buf[:full])
             if mode == "cbc":
-                self._chain = out[full - 16 : full] if self._encrypt else buf[full - 16 : full]
-            self._pending = buf[full:]
+                chain = out[full - 16 : full] if self._encrypt else buf[full - 16 : full]
+                self._chain = bytes(chain)  # never a view of the caller's buffer
+            self._pending = bytes(buf[full:])
             return out
         if not buf:
             return b""
         out = self._run(buf)
         if full:
-            last_in, last_out = buf[full - 16 : full], out[full - 16 : full]
+            last_in, last_out = bytes(buf[full - 16 : full]), bytes(out[full - 16 : full])
             if mode == "ctr":
                 counter = (int.from_bytes(self._chain, "big") + full // 16) & _MASK128
                 self._chain = counter.to_bytes(16, "big")
@@ -243,8 +245,8 @@ class _ChainedContext:
                 self._chain = last_out if self._encrypt else last_in
             else:  # ofb: the keystream block is what was XORed in
                 self._chain = bytes(a ^ b for a, b in zip(last_in, last_out, strict=True))
-        self._pending = buf[full:]
-        return out[held:]
+        self._pending = bytes(buf[full:])
+        return out[held:] if held else out
 
     def _run(self, data: bytes) -> bytes:
         op = Op("cipher", self._alg, self._kind, key=self._key, iv=self._chain, data=data)

@@ -49,6 +49,8 @@ def _kernel_names() -> dict[str, tuple[str, str]]:
 
 
 KERNEL_NAMES = _kernel_names()
+_ENCRYPT = getattr(socket, "ALG_OP_ENCRYPT", 1)
+_DECRYPT = getattr(socket, "ALG_OP_DECRYPT", 0)
 
 
 class AfalgEngine:
@@ -161,6 +163,16 @@ class AfalgEngine:
         self._local.current = tfm.fileno()
         return entry[1]
 
+    def _fast_socket(self, alg: str, bound: tuple[str, str], key: bytes) -> socket.socket:
+        """A new operation socket for this thread, transform and key (the cipher hot path)."""
+        ops = self._local.__dict__.setdefault("fast", {})
+        if len(ops) >= MAX_TFMS:
+            for old in ops.values():
+                old.close()
+            ops.clear()
+        sock = ops[(bound, key)] = self._tfm(alg, key).accept()[0]
+        return sock
+
     def _discard_current(self) -> None:
         # A request that failed half way may leave data queued in its operation socket: the
         # next request must not be appended to it, so the socket goes and a new one is accepted.
@@ -181,9 +193,34 @@ class AfalgEngine:
 
     def run(self, op: Any) -> Any:
         """Perform ``op`` in the kernel; decline what AF_ALG cannot express."""
-        if op.alg not in self._bind:
+        bound = self._bind.get(op.alg)
+        if bound is None:
             raise Unavailable("unsupported", op.alg)
         family = op.family
+        data = op.data
+        if family == "cipher" and len(data) <= MAX_REQUEST:
+            # The hot path, kept flat: one dict lookup finds this thread's operation socket.
+            ops = self._local.__dict__.get("fast")
+            sock = ops.get((bound, op.key)) if ops is not None else None
+            if sock is None:
+                sock = self._fast_socket(op.alg, bound, op.key)
+            direction = _ENCRYPT if op.kind == "encrypt" else _DECRYPT
+            n = len(data)
+            try:
+                if op.iv is None:
+                    sock.sendmsg_afalg([data], op=direction)
+                else:
+                    sock.sendmsg_afalg([data], op=direction, iv=op.iv)
+                out = sock.recv(n)
+                if len(out) < n:
+                    out += _recv_exact(sock, n - len(out))
+            except OSError as exc:
+                # The socket may hold half a request: it goes, and the next op accepts anew.
+                stale = self._local.__dict__.get("fast", {}).pop((bound, op.key), None)
+                if stale is not None:
+                    stale.close()
+                raise _declined(exc) from None
+            return out
         self._local.current = None
         try:
             if family == "cipher":
