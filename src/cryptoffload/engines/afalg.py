@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import errno
+import os
 import socket
 import threading
 from typing import Any
@@ -131,7 +132,7 @@ class AfalgEngine:
 
     def _tfm(self, alg: str, key: bytes | None, authsize: int | None = None) -> socket.socket:
         kind, name = self._bind[alg]
-        cache_key = (kind, name, key, authsize)
+        cache_key = (kind, name, None if kind == "rng" else key, authsize)
         tfm = self._tfms.get(cache_key)
         if tfm is not None:
             return tfm
@@ -326,7 +327,9 @@ class AfalgEngine:
         return sock.recv(64)
 
     def _rng(self, op: Any) -> bytes:
-        tfm = self._tfm(op.alg, None)
+        # The kernel's stdrng refuses to run unseeded; the seed given here is mixed with the
+        # kernel's own entropy when its DRBG instantiates, so it adds to it and replaces nothing.
+        tfm = self._tfm(op.alg, os.urandom(48))
         sock = self._op_socket(tfm)
         out = bytearray()
         while len(out) < op.length:
