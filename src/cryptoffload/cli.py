@@ -53,9 +53,13 @@ def cmd_engines(args: argparse.Namespace, console: Console) -> int:
             "[green]available[/]" if row["available"] else f"[red]not available[/]: {row['reason']}"
         )
         claims = f"{len(row['algorithms'])} algorithms" if row["algorithms"] else "-"
-        detail = "\n".join(f"{k}: {v}" for k, v in row["detail"].items())
+        detail = "\n".join(
+            f"{k}: {v}" for k, v in row["detail"].items() if k not in ("algorithms", "skipped")
+        )
         table.add_row(row["name"], status, claims, detail)
     console.print(table)
+    for row in rows:
+        _print_bindings(row, console)
     if args.verbose:
         for row in rows:
             if row["algorithms"]:

@@ -94,16 +94,21 @@ class AfalgEngine:
             claimed.add(alg)
             self._drivers[alg] = entry
             self._bind[alg] = (kind, self.driver or kname)
-            kind_text = "hardware" if entry.hardware else "software"
-            detail[alg] = f"{entry.driver} (priority {entry.priority}, {kind_text})"
+            detail[alg] = {
+                "kernel name": kname,
+                "driver": entry.driver,
+                "priority": entry.priority,
+                "hardware": entry.hardware,
+            }
+        info = {"algorithms": detail, "skipped": skipped}
         if not claimed:
             why = (
-                "no algorithm bound to a hardware driver"
+                "no algorithm is bound to a hardware driver"
                 if not self.allow_software
                 else (f"driver {self.driver} not found" if self.driver else "nothing usable")
             )
-            return Capabilities(False, why, detail={"skipped": skipped})
-        return Capabilities(True, "", frozenset(claimed), detail={**detail, "skipped": skipped})
+            return Capabilities(False, why, detail=info)
+        return Capabilities(True, "", frozenset(claimed), detail=info)
 
     def _entry_for(self, entries: list[procfs.Entry], kname: str) -> procfs.Entry | None:
         if self.driver is not None:
