@@ -86,6 +86,7 @@ class Provider:
         self._routes: dict[str, tuple[_Route, ...]] = {}
         self._sw_cells: dict[str, Cell] = {}
         self._direct: dict[str, bool] = {}
+        self._required: dict[str, bool] = {}
         self._miss_lock = threading.Lock()
         self._misses: dict[str, dict[str, int]] = {}
         self._warned: set[str] = set()
@@ -140,9 +141,12 @@ class Provider:
         alg = op.alg
         counters = self.counters
         declines: dict[str, str] = {}
-        for route in self.route(alg):
+        size = op.size
+        routes = self._routes.get(alg)
+        if routes is None:
+            routes = self.route(alg)
+        for route in routes:
             name = route.name
-            size = op.size
             if route.denied:
                 reason = "denied"
             elif size < route.low:
@@ -157,7 +161,8 @@ class Provider:
                 except (InvalidTag, InvalidSignature):
                     # A failed check is the engine's answer, not a reason to ask software.
                     counters.count(name, alg, size)
-                    self._hit(name)
+                    if self._misses:
+                        self._hit(name)
                     raise
                 except Exception as exc:
                     counters.fault(name, alg)
@@ -167,19 +172,23 @@ class Provider:
                     continue
                 else:
                     counters.count(name, alg, size)
-                    self._hit(name)
+                    if self._misses:
+                        self._hit(name)
                     return result
             counters.decline(name, alg, reason)
             declines[name] = reason
             self._miss(name, reason)
-        if self.policy.requires(alg):
+        required = self._required.get(alg)
+        if required is None:
+            required = self._required[alg] = self.policy.requires(alg)
+        if required:
             raise OffloadRequired(alg, declines)
         try:
             return self.software.run(op)
         finally:
             # Software's answer counts whether it is a result or a rejection (bad tag, bad
             # signature, undecryptable ciphertext): the op was done either way.
-            counters.count(SOFTWARE, alg, op.size)
+            counters.count(SOFTWARE, alg, size)
 
     def software_finished(self, alg: str, size: int, reason: str) -> None:
         """Account for an op that software did outside :meth:`run` although engines claim ``alg``.

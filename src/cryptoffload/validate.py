@@ -117,14 +117,24 @@ def ffc_public_value(p: int, q: int, y: int, name: str = "the group") -> None:
         raise ValueError(f"peer public value is not in the prime-order subgroup of {name}")
 
 
+_MODE_OF: dict[str, str] = {}
+
+
 def _cipher_op(op: Any) -> None:
-    aes_key(op.key)
-    byteslike("data", op.data)
-    mode = op.alg.rsplit("-", 1)[1]
-    if mode != "ecb":
-        block_iv(mode, op.iv)
-    if mode in ("ecb", "cbc"):
-        block_aligned(mode, len(op.data))
+    # Every chained Cipher update passes here, so the common case costs a few comparisons;
+    # the named checks run only to word a failure.
+    key, data, iv = op.key, op.data, op.iv
+    if key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
+        aes_key(key)
+    if data.__class__ is not bytes:
+        byteslike("data", data)
+    mode = _MODE_OF.get(op.alg)
+    if mode is None:
+        mode = _MODE_OF[op.alg] = op.alg.rsplit("-", 1)[1]
+    if mode != "ecb" and (iv.__class__ is not bytes or len(iv) != BLOCK):
+        block_iv(mode, iv)
+    if len(data) % BLOCK and mode in ("ecb", "cbc"):
+        block_aligned(mode, len(data))
 
 
 def _aead_op(op: Any) -> None:
