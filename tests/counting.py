@@ -19,8 +19,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from doubles import TakeAllEngine
 
-from cryptoffload import Provider
+from cryptoffload import Policy, Provider
 from cryptoffload.errors import REASONS
 
 SOFTWARE = "software"
@@ -127,3 +128,61 @@ def check_ops(
         )
         tally.add(engine["ops"], sw["ops"] - s, random_declines, engine["faults"])
     return snap
+
+
+# -- the public-key suites' checks: one op per call, no streaming ----------------------------------
+
+
+def takeall_provider() -> tuple[Provider, TakeAllEngine]:
+    """A provider whose take-all engine may take every op, whatever its size."""
+    engine = TakeAllEngine()
+    return Provider([engine], policy=Policy(min_size={"*": 0})), engine
+
+
+def cells(provider: Provider, alg: str) -> dict[str, dict]:
+    """Each engine's counter cell for ``alg`` (zero when it has none)."""
+    snapshot = provider.counters.snapshot()
+    return {
+        engine.name: snapshot.get(engine.name, {}).get(alg, _EMPTY) for engine in provider.engines
+    }
+
+
+def assert_counted(
+    provider: Provider,
+    alg: str,
+    n: int,
+    *,
+    engine_declines: bool = False,
+    require_claimed: bool = True,
+) -> None:
+    """``n`` operations of ``alg`` completed, summed over engines. Every op was offered once to
+    each routed engine that claims ``alg`` (done there, or declined/faulted and finished by
+    software); in the take-all set the engine did them all, unless ``engine_declines``, when it
+    declined every one as unsupported and software did them. With ``require_claimed`` off, an
+    engine that does not claim ``alg`` must simply show nothing for it."""
+    found = cells(provider, alg)
+    assert sum(c["ops"] for c in found.values()) == n, found
+    for engine in provider.engines[:-1]:
+        cell = found[engine.name]
+        if alg not in provider.capabilities[engine.name].algorithms:
+            assert not require_claimed, f"{engine.name} does not claim {alg}"
+            assert cell == _EMPTY, found
+            continue
+        offloaded = cell["ops"]
+        finished_by_software = sum(cell["declined"].values()) + cell["faults"]
+        assert offloaded + finished_by_software == n, found
+        assert found[SOFTWARE]["ops"] == finished_by_software, found
+        if type(engine) is TakeAllEngine:
+            if engine_declines:
+                assert cell["declined"] == {"unsupported": n}, found
+                assert offloaded == 0
+            else:
+                assert offloaded == n and found[SOFTWARE]["ops"] == 0, found
+
+
+def assert_untouched(provider: Provider, alg: str) -> None:
+    """No engine completed, declined or faulted on ``alg``, and no double saw an op of it."""
+    found = cells(provider, alg)
+    assert all(c == _EMPTY for c in found.values()), found
+    for engine in provider.engines[:-1]:
+        assert [op for op in getattr(engine, "seen", []) if op.alg == alg] == []

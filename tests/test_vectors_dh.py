@@ -12,55 +12,17 @@ import random
 
 import gmpy2
 import pytest
+from counting import assert_counted, assert_untouched, takeall_provider
 from cryptography.hazmat.primitives.asymmetric import dh as _dh
-from doubles import TakeAllEngine
 from vectors.loaders import ffc_kas_vectors
 
-from cryptoffload import Policy, Provider, dh, validate
+from cryptoffload import dh, validate
 from cryptoffload.ffdhe import FFDHE_GROUPS
 from cryptoffload.ops import Op
 
 SMALL_GROUPS = ["ffdhe2048", "ffdhe3072"]
 LARGE_GROUPS = ["ffdhe4096", "ffdhe6144", "ffdhe8192"]
 each_small_group = pytest.mark.parametrize("name", SMALL_GROUPS)
-
-_ZERO = {"ops": 0, "bytes": 0, "declined": {}, "faults": 0}
-
-
-def _takeall() -> tuple[Provider, TakeAllEngine]:
-    engine = TakeAllEngine()
-    return Provider([engine], policy=Policy(min_size={"*": 0})), engine
-
-
-def _cells(provider: Provider, alg: str) -> dict[str, dict]:
-    snapshot = provider.counters.snapshot()
-    return {
-        engine.name: snapshot.get(engine.name, {}).get(alg, _ZERO) for engine in provider.engines
-    }
-
-
-def assert_counted(provider: Provider, alg: str, n: int) -> None:
-    """``n`` operations of ``alg`` completed, summed over engines. Each was offered once to every
-    routed engine claiming ``alg`` (done there, or declined/faulted and finished by software);
-    in the take-all set the engine did them all."""
-    cells = _cells(provider, alg)
-    assert sum(c["ops"] for c in cells.values()) == n, cells
-    for engine in provider.engines[:-1]:
-        cell = cells[engine.name]
-        assert alg in provider.capabilities[engine.name].algorithms
-        finished_by_software = sum(cell["declined"].values()) + cell["faults"]
-        assert cell["ops"] + finished_by_software == n, cells
-        assert cells["software"]["ops"] == finished_by_software, cells
-        if type(engine) is TakeAllEngine:
-            assert cell["ops"] == n and cells["software"]["ops"] == 0, cells
-
-
-def assert_untouched(provider: Provider, alg: str) -> None:
-    """No engine completed, declined or faulted on ``alg``, and no double saw an op of it."""
-    cells = _cells(provider, alg)
-    assert all(c == _ZERO for c in cells.values()), cells
-    for engine in provider.engines[:-1]:
-        assert [op for op in getattr(engine, "seen", []) if op.alg == alg] == []
 
 
 def _reason_code(record: dict) -> int:
@@ -164,7 +126,7 @@ def test_ffdhe_agreement_both_ways_matches_exponentiation(provider, name):
 
 @pytest.mark.parametrize("name", LARGE_GROUPS)
 def test_ffdhe_large_group_agreement_once_through_a_take_all_engine(name):
-    provider, engine = _takeall()
+    provider, engine = takeall_provider()
     alice = dh.generate_private_key(name, provider=provider)
     bob = dh.generate_private_key(name, provider=provider)
     z = alice.exchange(bob.public_key())

@@ -9,11 +9,12 @@ import hashlib
 from typing import Any
 
 import pytest
+from counting import assert_counted, assert_untouched, cells, takeall_provider
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec as _ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, encode_dss_signature
-from doubles import ChaosEngine, TakeAllEngine
+from doubles import ChaosEngine
 from vectors.loaders import (
     ecdh_kas_vectors,
     ecdsa_keypair_vectors,
@@ -21,7 +22,7 @@ from vectors.loaders import (
     ecdsa_sigver_vectors,
 )
 
-from cryptoffload import Policy, Provider, ec, validate
+from cryptoffload import ec, validate
 from cryptoffload.curves import CURVES, Curve, short_name
 from cryptoffload.ops import Op
 
@@ -55,45 +56,9 @@ each_nist_curve = pytest.mark.parametrize("nist", NIST_CURVES)
 
 MESSAGE = b"cryptoffload ecdsa round trip"
 
-_ZERO = {"ops": 0, "bytes": 0, "declined": {}, "faults": 0}
-
 
 def _short(nist: str) -> str:
     return "p" + nist.removeprefix("P-")
-
-
-def _takeall() -> tuple[Provider, TakeAllEngine]:
-    engine = TakeAllEngine()
-    return Provider([engine], policy=Policy(min_size={"*": 0})), engine
-
-
-def _cells(provider: Provider, alg: str) -> dict[str, dict]:
-    snapshot = provider.counters.snapshot()
-    return {
-        engine.name: snapshot.get(engine.name, {}).get(alg, _ZERO) for engine in provider.engines
-    }
-
-
-def assert_counted(provider: Provider, alg: str, n: int) -> None:
-    """``n`` operations of ``alg`` completed, summed over engines. Each was offered once to every
-    routed engine claiming ``alg`` (done there, or declined/faulted and finished by software);
-    in the take-all set the engine did them all."""
-    cells = _cells(provider, alg)
-    assert sum(c["ops"] for c in cells.values()) == n, cells
-    for engine in provider.engines[:-1]:
-        cell = cells[engine.name]
-        assert alg in provider.capabilities[engine.name].algorithms
-        finished_by_software = sum(cell["declined"].values()) + cell["faults"]
-        assert cell["ops"] + finished_by_software == n, cells
-        assert cells["software"]["ops"] == finished_by_software, cells
-        if type(engine) is TakeAllEngine:
-            assert cell["ops"] == n and cells["software"]["ops"] == 0, cells
-
-
-def assert_untouched(provider: Provider, alg: str) -> None:
-    """No engine completed, declined or faulted on ``alg``."""
-    cells = _cells(provider, alg)
-    assert all(c == _ZERO for c in cells.values()), cells
 
 
 def _encoded_point(table: Curve, x: int, y: int) -> bytes | None:
@@ -145,7 +110,7 @@ def test_ecdsa_sigver_vectors_verify_or_raise_invalid_signature_as_recorded(prov
     assert not wrong, f"{len(wrong)} records answered wrongly, e.g. {wrong[:5]}"
     assert_counted(provider, f"ecdsa-{_short(nist)}-verify", 2 * len(records))
     if any(isinstance(engine, ChaosEngine) for engine in provider.engines):
-        cell = _cells(provider, f"ecdsa-{_short(nist)}-verify")["chaos"]
+        cell = cells(provider, f"ecdsa-{_short(nist)}-verify")["chaos"]
         assert cell["ops"] and cell["faults"] and cell["declined"]
 
 
@@ -154,7 +119,7 @@ def test_ecdsa_sigver_vectors_verify_or_raise_invalid_signature_as_recorded(prov
 
 @each_nist_curve
 def test_ecdsa_pkv_vectors_accept_valid_points_and_refuse_invalid_before_any_engine(nist):
-    provider, engine = _takeall()
+    provider, engine = takeall_provider()
     short = _short(nist)
     curve, table = CURVE_OBJECTS[short], CURVES[short]
     records = [r for r in ecdsa_pkv_vectors() if r["curve"] == nist]
@@ -407,7 +372,7 @@ BAD_POINTS = {
 
 @each_curve
 def test_bad_peer_points_raise_value_error_and_no_engine_sees_the_op(name):
-    provider, engine = _takeall()
+    provider, engine = takeall_provider()
     curve, table = CURVE_OBJECTS[name], CURVES[name]
     key = ec.generate_private_key(curve, provider=provider)
     alg = f"ecdh-{name}"
@@ -443,7 +408,7 @@ def test_bad_peer_points_raise_value_error_and_no_engine_sees_the_op(name):
 
 
 def test_peer_key_on_another_curve_raises_value_error_and_no_engine_sees_the_op():
-    provider, engine = _takeall()
+    provider, engine = takeall_provider()
     key = ec.generate_private_key(_ec.SECP256R1(), provider=provider)
     for other in (_ec.SECP384R1(), _ec.SECP256K1(), _ec.BrainpoolP256R1()):
         peer = ec.generate_private_key(other, provider=provider).public_key()
