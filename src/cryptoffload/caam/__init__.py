@@ -1,0 +1,1 @@
+"""NXP CAAM / QorIQ SEC: a functional model of the block, and descriptor tools."""
