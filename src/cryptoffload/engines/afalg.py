@@ -160,14 +160,20 @@ class AfalgEngine:
 
     def _op_socket(self, tfm: socket.socket) -> socket.socket:
         # One operation socket per thread and transform, reused for every request.
+        # Keyed by the transform object itself: a closed transform's descriptor number is
+        # reused, and the table is bounded like the transform cache, closing what it drops.
         sockets = getattr(self._local, "ops", None)
         if sockets is None:
             sockets = self._local.ops = {}
-        entry = sockets.get(tfm.fileno())
-        if entry is None or entry[0] is not tfm:
-            entry = sockets[tfm.fileno()] = (tfm, tfm.accept()[0])
-        self._local.current = tfm.fileno()
-        return entry[1]
+        sock = sockets.get(tfm)
+        if sock is None:
+            if len(sockets) >= MAX_TFMS:
+                for old in sockets.values():
+                    old.close()
+                sockets.clear()
+            sock = sockets[tfm] = tfm.accept()[0]
+        self._local.current = tfm
+        return sock
 
     def _fast_socket(self, alg: str, bound: tuple[str, str], key: bytes) -> socket.socket:
         """A new operation socket for this thread, transform and key (the cipher hot path)."""
@@ -185,7 +191,7 @@ class AfalgEngine:
         sockets = getattr(self._local, "ops", None)
         current = getattr(self._local, "current", None)
         if sockets and current in sockets:
-            sockets.pop(current)[1].close()
+            sockets.pop(current).close()
         self._local.current = None
 
     def close(self) -> None:
@@ -194,6 +200,10 @@ class AfalgEngine:
             for tfm in self._tfms.values():
                 tfm.close()
             self._tfms.clear()
+        # This thread's operation sockets (other threads' go when their thread ends).
+        for table in ("ops", "fast"):
+            for sock in self._local.__dict__.pop(table, {}).values():
+                sock.close()
 
     # -- operations ----------------------------------------------------------------------------
 

@@ -1,0 +1,226 @@
+"""The core's vector suites through afalg pinned to each kernel driver: run in the rig's guest.
+
+Every driver the guest's kernel registers for an algorithm we claim (hardware and software:
+aesni, avx2, generic C and template compositions of them) is pinned in turn and must give the
+known answers, each op counted on the pinned engine and none left to software. Skipped, with
+the reason printed, where there is no AF_ALG.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections import defaultdict
+
+import pytest
+from cryptography.exceptions import InvalidTag
+from vectors.loaders import (
+    aes_vectors,
+    ccm_vectors,
+    cmac_vectors,
+    gcm_vectors,
+    hash_vectors,
+    hmac_vectors,
+)
+
+from cryptoffload import Policy, Provider
+from cryptoffload.aead import AESCCM, AESGCM
+from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.cmac import CMAC
+from cryptoffload.engines import afalg, procfs
+from cryptoffload.hashes import digest
+from cryptoffload.hmac import HMAC
+from cryptoffload.names import HASH_CLASSES
+
+TAKE_ALL = Policy(min_size={"*": 0})
+MODES = {
+    "cbc(aes)": "CBC",
+    "ctr(aes)": "CTR",
+    "ecb(aes)": "ECB",
+    "cfb(aes)": "CFB",
+    "ofb(aes)": "OFB",
+}
+HASHES = ("sha1", "sha224", "sha256", "sha384", "sha512")
+#: Software compositions the kernel builds only on request: bound once so /proc/crypto lists them.
+COMPOSITIONS = [
+    ("skcipher", "ctr(aes-generic)"),
+    ("skcipher", "ecb(aes-generic)"),
+    ("skcipher", "cbc(aes-generic)"),
+    ("aead", "gcm_base(ctr(aes-generic),ghash-generic)"),
+    ("aead", "gcm_base(ctr-aes-aesni,ghash-generic)"),
+    ("aead", "ccm_base(ctr(aes-generic),cbcmac(aes-generic))"),
+    ("hash", "cmac(aes-generic)"),
+    *[("hash", f"hmac({h}-generic)") for h in HASHES],
+]
+
+
+def _no_af_alg() -> str | None:
+    try:
+        socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET).close()
+    except (OSError, AttributeError) as exc:
+        return f"no AF_ALG here ({exc}); run it in the guest: rig/setup && rig/run pytest ..."
+    return None
+
+
+def _drivers() -> list[tuple[str, str]]:
+    """(kernel algorithm name, driver) for every driver of an algorithm the engine can bind."""
+    if _no_af_alg() is not None:
+        return [("none", "none")]  # one placeholder, so the skip prints its reason
+    wanted = {kname for _, kname in afalg.KERNEL_NAMES.values()} - {"stdrng"}
+    for kind, name in COMPOSITIONS + sorted(set(afalg.KERNEL_NAMES.values())):
+        try:
+            with socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET) as s:
+                s.bind((kind, name))
+        except OSError:
+            pass
+    found: dict[str, set[str]] = defaultdict(set)
+    for entry in procfs.read():
+        if entry.name in wanted:
+            found[entry.name].add(entry.driver)
+    return [(kname, driver) for kname in sorted(found) for driver in sorted(found[kname])]
+
+
+DRIVERS = _drivers()
+pytestmark = pytest.mark.skipif(_no_af_alg() is not None, reason=_no_af_alg() or "")
+
+
+def _ids(pair: tuple[str, str]) -> str:
+    return pair[1]
+
+
+_OPEN: list[Provider] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_providers():
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def pinned(driver: str) -> Provider:
+    provider = Provider([f"afalg:{driver}"], policy=TAKE_ALL)
+    _OPEN.append(provider)
+    if provider.unavailable:
+        pytest.fail(f"driver {driver} not usable in the guest: {provider.unavailable}")
+    return provider
+
+
+def only_engine_ops(provider: Provider) -> int:
+    """Ops the pinned engine performed; fails if software performed any."""
+    snap = provider.counters.snapshot()
+    assert snap["software"] == {}, snap["software"]
+    engine = snap[provider.engines[0].name]
+    assert all(not c["faults"] for c in engine.values()), engine
+    return sum(c["ops"] for c in engine.values())
+
+
+def kinds(*names: str) -> list[tuple[str, str]]:
+    chosen = [pair for pair in DRIVERS if pair[0] in names or pair[0] == "none"]
+    return chosen or [("absent", "absent")]
+
+
+def test_guest_offers_a_hardware_and_two_software_drivers_for_cbc():
+    cbc = [d for k, d in DRIVERS if k == "cbc(aes)"]
+    entries = procfs.read()
+    hardware = [d for d in cbc if procfs.by_driver(entries, d).hardware]
+    software = [d for d in cbc if not procfs.by_driver(entries, d).hardware]
+    assert hardware == ["virtio_crypto_aes_cbc"]
+    assert len(software) >= 2
+
+
+@pytest.mark.parametrize("pair", kinds(*MODES), ids=_ids)
+def test_aes_mode_vectors_through_each_driver(pair):
+    kname, driver = pair
+    provider = pinned(driver)
+    records = aes_vectors(MODES[kname])
+    for r in records:
+        mode = modes.ECB() if r["iv"] is None else getattr(modes, MODES[kname])(r["iv"])
+        ctx = Cipher(algorithms.AES(r["key"]), mode, provider=provider)
+        src, want = r["plaintext"], r["ciphertext"]
+        worker = ctx.encryptor()
+        if not r["direction"].startswith("enc"):
+            src, want, worker = want, src, ctx.decryptor()
+        assert worker.update(src) + worker.finalize() == want, (r["file"], r["count"])
+    assert only_engine_ops(provider) == len(records)
+
+
+@pytest.mark.parametrize("pair", kinds("gcm(aes)"), ids=_ids)
+def test_gcm_vectors_and_tag_failures_through_each_driver(pair):
+    provider = pinned(pair[1])
+    records = [
+        r
+        for r in gcm_vectors(limit_per_section=2)
+        if len(r["iv"]) == 12 and len(r["tag"]) in (4, 8, 12, 13, 14, 15, 16)
+    ]
+    assert any(r["fail"] for r in records)
+    declined = 0
+    for r in records:
+        g = AESGCM(r["key"], tag_length=len(r["tag"]), provider=provider)
+        if r["direction"] == "encrypt":
+            assert g.encrypt(r["iv"], r["pt"], r["aad"]) == r["ct"] + r["tag"]
+            continue
+        if not r["aad"] and not r["ct"]:
+            declined += 1  # nothing to read back, so no read reports the tag: software checks
+        if r["fail"]:
+            with pytest.raises(InvalidTag):
+                g.decrypt(r["iv"], r["ct"] + r["tag"], r["aad"])
+        else:
+            assert g.decrypt(r["iv"], r["ct"] + r["tag"], r["aad"]) == r["pt"]
+    snap = provider.counters.snapshot()
+    engine = snap[provider.engines[0].name]
+    assert sum(c["ops"] for c in engine.values()) == len(records) - declined
+    assert sum(c["ops"] for c in snap["software"].values()) == declined
+
+
+@pytest.mark.parametrize("pair", kinds("ccm(aes)"), ids=_ids)
+def test_ccm_vectors_and_tag_failures_through_each_driver(pair):
+    provider = pinned(pair[1])
+    records = ccm_vectors()[::3]  # every third of the 2,880: all files, lengths and fail cases
+    assert any(r["fail"] for r in records)
+    for r in records:
+        ccm = AESCCM(r["key"], tag_length=r["tlen"], provider=provider)
+        if r["direction"] == "encrypt":
+            assert ccm.encrypt(r["nonce"], r["pt"], r["aad"]) == r["ct"] + r["tag"]
+        elif r["fail"]:
+            with pytest.raises(InvalidTag):
+                ccm.decrypt(r["nonce"], r["ct"] + r["tag"], r["aad"])
+        else:
+            assert ccm.decrypt(r["nonce"], r["ct"] + r["tag"], r["aad"]) == r["pt"]
+    snap = provider.counters.snapshot()
+    engine = snap[provider.engines[0].name]
+    software = sum(c["ops"] for c in snap["software"].values())
+    assert sum(c["ops"] for c in engine.values()) + software == len(records)
+    assert software <= sum(1 for r in records if not r["aad"] and not r["pt"] and not r["ct"])
+
+
+@pytest.mark.parametrize("pair", kinds(*HASHES), ids=_ids)
+def test_sha_vectors_through_each_driver(pair):
+    kname, driver = pair
+    provider = pinned(driver)
+    records = hash_vectors(kname)  # short and long messages
+    for r in records:
+        assert digest(r["msg"], HASH_CLASSES[kname](), provider=provider) == r["md"]
+    assert only_engine_ops(provider) == len(records)
+
+
+@pytest.mark.parametrize("pair", kinds(*[f"hmac({h})" for h in HASHES]), ids=_ids)
+def test_hmac_vectors_through_each_driver(pair):
+    kname, driver = pair
+    provider = pinned(driver)
+    records = hmac_vectors(kname[5:-1])
+    for r in records:
+        h = HMAC(r["key"], HASH_CLASSES[kname[5:-1]](), provider=provider)
+        h.update(r["msg"])
+        assert h.finalize()[: len(r["mac"])] == r["mac"]
+    assert only_engine_ops(provider) == len(records)
+
+
+@pytest.mark.parametrize("pair", kinds("cmac(aes)"), ids=_ids)
+def test_cmac_vectors_through_each_driver(pair):
+    provider = pinned(pair[1])
+    records = [r for bits in (128, 192, 256) for r in cmac_vectors(bits)]
+    for r in records:
+        mac = CMAC(algorithms.AES(r["key"]), provider=provider)
+        mac.update(r["msg"])
+        assert mac.finalize() == r["mac"]
+    assert only_engine_ops(provider) == len(records)
