@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cryptoffload import __version__
+from cryptoffload.caam.cli import add_parser as add_caam_parser
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import EngineError
 from cryptoffload.provider import Provider, default_provider
@@ -496,6 +497,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("after", help="bench JSON to compare with it")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_compare)
+
+    add_caam_parser(sub)
     return parser
 
 

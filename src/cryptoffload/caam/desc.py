@@ -1,0 +1,964 @@
+"""CAAM job descriptors: build them from named fields, decode words back into named commands."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cryptoffload.caam import encoding as E
+
+__all__ = ["Command", "DescriptorBuilder", "decode", "from_bytes", "to_bytes"]
+
+PAST_LENGTH = "runs past the descriptor length"
+PAST_INPUT = "runs past the end of the words given"
+
+
+@dataclass(frozen=True)
+class Command:
+    """One decoded command: where it starts, its name, every word it spans, its named fields."""
+
+    index: int
+    name: str
+    words: tuple[int, ...]
+    fields: dict[str, Any]
+
+    def __repr__(self) -> str:
+        if self.name in ("KEY", "SEQ_KEY") and self.fields.get("data") is not None:
+            shown = {**self.fields, "data": f"<{len(self.fields['data'])} bytes>"}
+            return (
+                f"Command(index={self.index}, name='{self.name}', words=<hidden>, fields={shown})"
+            )
+        return (
+            f"Command(index={self.index}, name={self.name!r}, "
+            f"words=({', '.join(f'0x{w:08x}' for w in self.words)}), fields={self.fields})"
+        )
+
+
+def check_byteorder(byteorder: str) -> str:
+    """``byteorder`` itself when it is "big" or "little", else ValueError."""
+    if byteorder not in ("big", "little"):
+        raise ValueError(f"byteorder must be 'big' or 'little', got {byteorder!r}")
+    return byteorder
+
+
+def to_bytes(words: Sequence[int], byteorder: str = "big") -> bytes:
+    """Descriptor words as they sit in memory, 4 bytes each in the part's byte order."""
+    check_byteorder(byteorder)
+    return b"".join(_check_word(w, i).to_bytes(4, byteorder) for i, w in enumerate(words))
+
+
+def from_bytes(data: bytes, byteorder: str = "big") -> list[int]:
+    """Descriptor words read from memory; the length must be a multiple of 4 bytes."""
+    check_byteorder(byteorder)
+    if len(data) % 4:
+        raise ValueError(f"descriptor bytes must be a multiple of 4 long, got {len(data)} bytes")
+    return [int.from_bytes(data[i : i + 4], byteorder) for i in range(0, len(data), 4)]
+
+
+def _check_word(word: int, index: int) -> int:
+    if not isinstance(word, int) or not 0 <= word <= E.WORD_MASK:
+        raise ValueError(f"descriptor word {index} must be a 32-bit unsigned int, got {word!r}")
+    return word
+
+
+def decode(
+    words: Sequence[int], *, long_pointers: bool = False, byteorder: str = "big"
+) -> list[Command]:
+    """Decode a descriptor (header first) into commands, stopping at the header's length."""
+    check_byteorder(byteorder)
+    words = tuple(_check_word(w, i) for i, w in enumerate(words))
+    return _Decoder(words, 2 if long_pointers else 1, byteorder).run()
+
+
+class _Decoder:
+    def __init__(self, words: tuple[int, ...], pointer_words: int, byteorder: str) -> None:
+        self.words, self.pw, self.byteorder = words, pointer_words, byteorder
+        self.limit = len(words)
+
+    def run(self) -> list[Command]:
+        if not self.words:
+            return []
+        first = self.words[0]
+        if first & E.OPCODE_MASK not in (E.CMD_DESC_HDR, E.CMD_SHARED_HDR):
+            return self._commands(0, [])  # no header: a fragment, decoded command by command
+        self.limit = (first & E.HDR_LENGTH_MASK) or 1
+        header = self._at(0)
+        out = [header]
+        if header.name == "UNKNOWN":
+            return out
+        if header.fields.get("pointer") is None:
+            start = header.fields["start"]
+            if start > 1:
+                if start > self.limit or start > len(self.words):
+                    end = min(start, self.limit, len(self.words))
+                    reason = PAST_LENGTH if start > self.limit else PAST_INPUT
+                    out.append(_unknown(1, self.words[1:end], reason))
+                    return out
+                out.append(Command(1, "PDB", self.words[1:start], {}))
+            pos = max(start, 1)
+        else:
+            pos = len(header.words)
+        out = self._commands(pos, out)
+        if len(out) > 1 and out[1].name == "PDB":
+            out[1] = self._pdb(out[1], out)
+        return out
+
+    def _commands(self, pos: int, out: list[Command]) -> list[Command]:
+        stop = min(self.limit, len(self.words))
+        while pos < stop:
+            command = self._at(pos)
+            out.append(command)
+            if command.name == "UNKNOWN" and command.fields.get("reason") in (
+                PAST_LENGTH,
+                PAST_INPUT,
+            ):
+                break
+            pos += len(command.words)
+        return out
+
+    def _at(self, pos: int) -> Command:
+        """The command at ``pos``, or UNKNOWN when it runs past the length or the input."""
+        word = self.words[pos]
+        opcode = word & E.OPCODE_MASK
+        name = E.COMMANDS.get(opcode)
+        if name is None:
+            return _unknown(pos, (word,), f"unknown opcode 0x{opcode >> 27:02x}")
+        span = self._span(pos, name)
+        end = pos + span
+        if end > self.limit:
+            return _unknown(pos, self.words[pos : min(self.limit, len(self.words))], PAST_LENGTH)
+        if end > len(self.words):
+            return _unknown(pos, self.words[pos:], PAST_INPUT)
+        fields = getattr(self, "_f_" + name.lower().removeprefix("seq_"))(pos, name)
+        return Command(pos, name, self.words[pos:end], fields)
+
+    # Spans -----------------------------------------------------------------------------------
+
+    def _span(self, pos: int, name: str) -> int:
+        word = self.words[pos]
+        seq = name.startswith("SEQ_") and name not in ("SEQ_IN_PTR", "SEQ_OUT_PTR")
+        ptr = 0 if seq else self.pw
+        if name in ("KEY", "SEQ_KEY"):
+            if word & E.KEY_IMM:
+                return 1 + _data_words(word & E.KEY_LENGTH_MASK)
+            return 1 + ptr
+        if name in ("LOAD", "SEQ_LOAD", "STORE", "SEQ_STORE"):
+            if word & E.LDST_IMM:
+                return 1 + _data_words(word & E.LDST_LENGTH_MASK)
+            return 1 + ptr
+        if name in ("FIFO_LOAD", "SEQ_FIFO_LOAD"):
+            imm, ext = word & E.FIFOLD_IMM, word & E.FIFOLD_EXT
+            span = 1 + (0 if imm else ptr)
+            if ext:
+                span += 1
+                if imm:
+                    if pos + span > len(self.words):
+                        return span
+                    return span + _data_words(self.words[pos + span - 1])
+            return span + (_data_words(word & E.FIFOLD_LENGTH_MASK) if imm else 0)
+        if name in ("FIFO_STORE", "SEQ_FIFO_STORE"):
+            return 1 + ptr + (1 if word & E.FIFOST_EXT else 0)
+        if name == "JUMP":
+            nonlocal_ = (word >> E.JUMP_TYPE_SHIFT) & E.JUMP_TYPE_MASK == 1
+            return 1 + (self.pw if nonlocal_ else 0)
+        if name in ("SEQ_IN_PTR", "SEQ_OUT_PTR"):
+            return 1 + (0 if word & E.SEQ_NO_POINTER else self.pw) + (1 if word & E.SEQ_EXT else 0)
+        if name == "HEADER" and pos == 0 and word & E.HDR_SHARED:
+            return 1 + self.pw  # a job header with a shared descriptor pointer
+        return 1
+
+    # Field decoders (one per command family) -------------------------------------------------
+
+    def _pointer(self, pos: int) -> int:
+        if self.pw == 2:
+            return (self.words[pos] << 32) | self.words[pos + 1]
+        return self.words[pos]
+
+    def _data(self, pos: int, length: int) -> bytes:
+        raw = b"".join(
+            w.to_bytes(4, self.byteorder) for w in self.words[pos : pos + _data_words(length)]
+        )
+        return raw[:length]
+
+    def _f_header(self, pos: int, name: str) -> dict[str, Any]:
+        word = self.words[pos]
+        fields: dict[str, Any] = {
+            "start": (word >> E.HDR_START_SHIFT) & E.HDR_START_MASK,
+            "length": word & E.HDR_LENGTH_MASK,
+            "one": bool(word & E.HDR_ONE),
+            "zro": bool(word & E.HDR_ZRO),
+            "dnr": bool(word & E.HDR_DNR),
+            "shared": bool(word & E.HDR_SHARED),
+            "reverse": bool(word & E.HDR_REVERSE),
+        }
+        if name == "HEADER" and pos == 0 and word & E.HDR_SHARED:
+            fields["pointer"] = self._pointer(pos + 1)
+        return _with_unknown_bits(fields, word & ~E.HDR_KNOWN)
+
+    _f_shared_header = _f_header
+
+    def _f_key(self, pos: int, name: str) -> dict[str, Any]:
+        word = self.words[pos]
+        imm = bool(word & E.KEY_IMM)
+        length = word & E.KEY_LENGTH_MASK
+        fields: dict[str, Any] = {
+            "cls": (word >> E.CLASS_SHIFT) & 3,
+            "sgf": bool(word & E.KEY_SGF),
+            "imm": imm,
+            "enc": bool(word & E.KEY_ENC),
+            "nwb": bool(word & E.KEY_NWB),
+            "ekt": bool(word & E.KEY_EKT),
+            "tk": bool(word & E.KEY_TK),
+            "dest": E.KEY_DESTS[(word >> E.KEY_DEST_SHIFT) & E.KEY_DEST_MASK],
+            "length": length,
+            "pointer": None if imm or name == "SEQ_KEY" else self._pointer(pos + 1),
+            "data": self._data(pos + 1, length) if imm else None,
+        }
+        return _with_unknown_bits(fields, word & ~E.KEY_KNOWN)
+
+    def _f_load(self, pos: int, name: str) -> dict[str, Any]:
+        word = self.words[pos]
+        cls = (word >> E.CLASS_SHIFT) & 3
+        reg = (word >> E.LDST_REG_SHIFT) & E.LDST_REG_MASK
+        imm = bool(word & E.LDST_IMM)
+        length = word & E.LDST_LENGTH_MASK
+        return {
+            "cls": cls,
+            "imm": imm,
+            "reg": reg,
+            "reg_name": E.LDST_REGS[cls].get(reg, "unknown"),
+            "offset": (word >> E.LDST_OFFSET_SHIFT) & E.LDST_OFFSET_MASK,
+            "length": length,
+            "pointer": None if imm or name.startswith("SEQ_") else self._pointer(pos + 1),
+            "data": self._data(pos + 1, length) if imm else None,
+        }
+
+    _f_store = _f_load
+
+    def _f_fifo_load(self, pos: int, name: str) -> dict[str, Any]:
+        word = self.words[pos]
+        imm, ext = bool(word & E.FIFOLD_IMM), bool(word & E.FIFOLD_EXT)
+        has_ptr = not imm and not name.startswith("SEQ_")
+        after = pos + 1 + (self.pw if has_ptr else 0)
+        length = self.words[after] if ext else word & E.FIFOLD_LENGTH_MASK
+        ftype = (word >> E.FIFOLD_TYPE_SHIFT) & E.FIFOLD_TYPE_MASK
+        pk = ftype < 0x10
+        action = 0 if pk else ftype & E.FIFOLD_ACTION_MASK
+        fields: dict[str, Any] = {
+            "cls": (word >> E.CLASS_SHIFT) & 3,
+            "sgf": bool(word & E.FIFOLD_SGF),
+            "imm": imm,
+            "ext": ext,
+            "type": ftype,
+            "type_name": (
+                E.FIFOLD_PK_TYPES.get(ftype, "unknown")
+                if pk
+                else E.FIFOLD_DATA_TYPES.get(ftype & ~E.FIFOLD_ACTION_MASK, "unknown")
+            ),
+            "flush1": bool(action & E.FIFOLD_FLUSH1),
+            "last1": bool(action & E.FIFOLD_LAST1),
+            "last2": bool(action & E.FIFOLD_LAST2),
+            "length": length,
+            "pointer": self._pointer(pos + 1) if has_ptr else None,
+            "data": self._data(after + (1 if ext else 0), length) if imm else None,
+        }
+        if ext and word & E.FIFOLD_LENGTH_MASK:
+            fields["unknown_bits"] = word & E.FIFOLD_LENGTH_MASK
+        return fields
+
+    def _f_fifo_store(self, pos: int, name: str) -> dict[str, Any]:
+        word = self.words[pos]
+        ext = bool(word & E.FIFOST_EXT)
+        has_ptr = not name.startswith("SEQ_")
+        after = pos + 1 + (self.pw if has_ptr else 0)
+        ftype = (word >> E.FIFOST_TYPE_SHIFT) & E.FIFOST_TYPE_MASK
+        fields: dict[str, Any] = {
+            "cls": (word >> E.CLASS_SHIFT) & 3,
+            "sgf": bool(word & E.FIFOST_SGF),
+            "cont": bool(word & E.FIFOST_CONT),
+            "ext": ext,
+            "type": ftype,
+            "type_name": E.FIFOST_TYPES.get(ftype, "unknown"),
+            "length": self.words[after] if ext else word & E.FIFOST_LENGTH_MASK,
+            "pointer": self._pointer(pos + 1) if has_ptr else None,
+        }
+        if ext and word & E.FIFOST_LENGTH_MASK:
+            fields["unknown_bits"] = word & E.FIFOST_LENGTH_MASK
+        return fields
+
+    def _f_operation(self, pos: int, name: str) -> dict[str, Any]:
+        return decode_operation(self.words[pos])
+
+    def _f_jump(self, pos: int, name: str) -> dict[str, Any]:
+        word = self.words[pos]
+        jsl = bool(word & E.JUMP_JSL)
+        jtype = E.JUMP_TYPES[(word >> E.JUMP_TYPE_SHIFT) & E.JUMP_TYPE_MASK]
+        test = (word >> E.JUMP_TEST_SHIFT) & E.JUMP_TEST_MASK
+        condition = (word >> E.JUMP_COND_SHIFT) & E.JUMP_COND_MASK
+        offset = word & E.JUMP_OFFSET_MASK
+        fields: dict[str, Any] = {
+            "cls": (word >> E.CLASS_SHIFT) & 3,
+            "jsl": jsl,
+            "type": jtype,
+            "test": test,
+            "test_name": E.JUMP_TESTS[test],
+            "condition": condition,
+            "condition_names": tuple(
+                n for n, bit in E.JUMP_CONDITIONS[jsl].items() if condition & bit
+            ),
+            "offset": offset - 0x100 if offset & 0x80 else offset,
+            "pointer": self._pointer(pos + 1) if jtype == "nonlocal" else None,
+        }
+        return _with_unknown_bits(fields, word & ~E.JUMP_KNOWN)
+
+    def _f_seq_ptr(self, pos: int, name: str) -> dict[str, Any]:
+        word = self.words[pos]
+        table = E.SEQ_IN_FLAGS if name == "SEQ_IN_PTR" else E.SEQ_OUT_FLAGS
+        has_ptr = not word & E.SEQ_NO_POINTER
+        after = pos + 1 + (self.pw if has_ptr else 0)
+        ext = word & E.SEQ_EXT
+        fields: dict[str, Any] = {
+            "flags": tuple(n for n, bit in table.items() if word & bit),
+            "length": self.words[after] if ext else word & E.SEQ_LENGTH_MASK,
+            "pointer": self._pointer(pos + 1) if has_ptr else None,
+        }
+        known = E.OPCODE_MASK | sum(table.values()) | (0 if ext else E.SEQ_LENGTH_MASK)
+        return _with_unknown_bits(fields, word & ~known)
+
+    _f_in_ptr = _f_out_ptr = _f_seq_ptr
+
+    def _f_move(self, pos: int, name: str) -> dict[str, Any]:
+        return {"reason": f"{name} is not decoded by this tool"}
+
+    _f_move_len = _f_math = _f_move
+
+    def _f_signature(self, pos: int, name: str) -> dict[str, Any]:
+        return {"reason": "SIGNATURE is not decoded; signature words after it are not skipped"}
+
+    # PDB ---------------------------------------------------------------------------------------
+
+    def _pdb(self, pdb: Command, commands: list[Command]) -> Command:
+        op = next(
+            (
+                c
+                for c in commands
+                if c.name == "OPERATION" and c.fields["optype"] in ("protocol", "decap", "encap")
+            ),
+            None,
+        )
+        protocol = op.fields["prot_name"] if op else None
+        layout = None
+        if op is not None and op.fields["optype"] == "protocol":
+            layout = E.pdb_layout_for(op.fields["protid"], op.fields["protinfo"])
+        named = parse_pdb(pdb.words, layout, self.pw) if layout else None
+        fields = {
+            "words": pdb.words,
+            "protocol": protocol,
+            "layout": layout.name if named is not None else None,
+            "fields": named or {},
+        }
+        return Command(pdb.index, "PDB", pdb.words, fields)
+
+
+def parse_pdb(
+    words: Sequence[int], layout: E.PdbLayout, pointer_words: int
+) -> dict[str, int] | None:
+    """Named PDB fields when ``words`` have exactly ``layout``'s shape, else None (no guessing)."""
+    if len(words) != layout.length(pointer_words):
+        return None
+    head = _bitfields(words[0], layout.head)
+    if head is None:
+        return None
+    fields = dict(head)
+    pos = 1
+    for name in layout.pointers:
+        value = 0
+        for w in words[pos : pos + pointer_words]:
+            value = (value << 32) | w
+        fields[name] = value
+        pos += pointer_words
+    if layout.tail:
+        tail = _bitfields(words[pos], layout.tail)
+        if tail is None:
+            return None
+        fields.update(tail)
+    return fields
+
+
+def _bitfields(word: int, spec: tuple[tuple[str, int, int], ...]) -> dict[str, int] | None:
+    known = 0
+    out = {}
+    for name, shift, width in spec:
+        mask = ((1 << width) - 1) << shift
+        known |= mask
+        out[name] = (word & mask) >> shift
+    return None if word & ~known else out
+
+
+def decode_operation(word: int) -> dict[str, Any]:
+    """The named fields of one OPERATION word."""
+    optype = E.OP_TYPES.get((word >> E.OP_TYPE_SHIFT) & E.OP_TYPE_MASK, "unknown")
+    fields: dict[str, Any] = {"optype": optype}
+    if optype in ("class1", "class2"):
+        alg = (word >> E.OP_ALG_SHIFT) & E.OP_ALG_MASK
+        aai = (word >> E.OP_AAI_SHIFT) & E.OP_AAI_MASK
+        state = (word >> E.OP_STATE_SHIFT) & E.OP_STATE_MASK
+        fields.update(
+            alg=alg,
+            alg_name=E.ALGORITHMS.get(alg, "unknown"),
+            aai=aai,
+            aai_name=aai_name(alg, aai),
+            state=state,
+            state_name=E.STATES[state],
+            icv=bool(word & E.OP_ICV),
+            encrypt=bool(word & E.OP_ENCRYPT),
+        )
+        return _with_unknown_bits(fields, word & ~E.OP_ALG_KNOWN)
+    if optype == "pk":
+        function = word & E.PK_FUNCTION_MASK
+        flags = tuple(n for n, bit in E.PK_FLAGS.items() if word & bit)
+        known = E.OPCODE_MASK | (E.OP_TYPE_MASK << E.OP_TYPE_SHIFT) | E.OP_PK | E.PK_FUNCTION_MASK
+        known |= sum(E.PK_FLAGS.values())
+        fields.update(
+            function=function,
+            function_name=E.PK_FUNCTIONS.get(function, "unknown") if word & E.OP_PK else "unknown",
+            flags=flags,
+        )
+        if not word & E.OP_PK:
+            fields["reason"] = "PKHA function bit 23 clear"
+        return _with_unknown_bits(fields, word & ~known)
+    if optype == "unknown":
+        fields["reason"] = f"unknown OPERATION type {(word >> E.OP_TYPE_SHIFT) & 7}"
+        return fields
+    protid = (word >> E.OP_PROTID_SHIFT) & E.OP_PROTID_MASK
+    protinfo = word & E.OP_PROTINFO_MASK
+    fields.update(protid=protid, prot_name=E.PROTOCOLS.get(protid, "unknown"), protinfo=protinfo)
+    if optype == "protocol" and protid == E.PROT_RSADEC_PRVKEY:
+        fields["form"] = E.RSA_FORMS.get(protinfo & E.RSA_FORM_MASK)
+    elif optype == "protocol" and protid in (
+        E.PROT_PUBLICKEYPAIR,
+        E.PROT_DSASIGN,
+        E.PROT_DSAVERIFY,
+        E.PROT_DH,
+    ):
+        fields["flags"] = tuple(n for n, bit in E.PKPROT_FLAGS.items() if protinfo & bit)
+        _with_unknown_bits(fields, protinfo & ~sum(E.PKPROT_FLAGS.values()))
+    return fields
+
+
+def aai_name(alg: int, aai: int) -> str:
+    """The mode (block ciphers), hash mode, or RNG bits an AAI value names; "unknown" if none."""
+    if alg == E.ALG_RNG:
+        parts = [E.RNG_HANDLES.get(aai & E.RNG_SH_MASK, f"SH{aai & E.RNG_SH_MASK}?")]
+        rest = aai & ~E.RNG_SH_MASK
+        for name, bit in E.RNG_AAI_BITS.items():
+            if rest & bit:
+                parts.append(name)
+                rest &= ~bit
+        if rest:
+            parts.append(f"unknown(0x{rest:x})")
+        return "|".join(parts)
+    table = E.aai_table(alg)
+    return table.get(aai, "unknown") if table else "unknown"
+
+
+def _data_words(length: int) -> int:
+    return (length + 3) // 4
+
+
+def _with_unknown_bits(fields: dict[str, Any], bits: int) -> dict[str, Any]:
+    if bits:
+        fields["unknown_bits"] = bits
+    return fields
+
+
+def _unknown(index: int, words: Sequence[int], reason: str) -> Command:
+    return Command(index, "UNKNOWN", tuple(words), {"reason": reason})
+
+
+# Builder ---------------------------------------------------------------------------------------
+
+
+def _names(table: Mapping[int, str] | Iterable[str]) -> str:
+    values = table.values() if isinstance(table, Mapping) else table
+    return ", ".join(str(v) for v in values)
+
+
+def _range(field: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{field} must be an int {lo}..{hi}, got {value!r}")
+    return value
+
+
+def _code(field: str, value: Any, table: Mapping[int, str], width: int) -> int:
+    """A code given by its name in ``table`` or as an int that fits ``width`` bits."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << width:
+        return value
+    if isinstance(value, str):
+        for code, name in table.items():
+            if name.lower() == value.lower():
+                return code
+    raise ValueError(
+        f"{field} must be one of {_names(table)} or an int 0..0x{(1 << width) - 1:x}, got {value!r}"
+    )
+
+
+def _flags(field: str, names: Iterable[str], table: Mapping[str, int]) -> int:
+    if isinstance(names, str):
+        names = (names,)
+    bits = 0
+    for name in names:
+        bit = {k.lower(): v for k, v in table.items()}.get(str(name).lower())
+        if bit is None:
+            raise ValueError(f"{field} must be names from {_names(table)}, got {name!r}")
+        bits |= bit
+    return bits
+
+
+class DescriptorBuilder:
+    """Descriptor words from named fields; ``words()`` fills in the header's length and start.
+
+    Each command method appends one command and returns the builder, so calls chain.
+    Immediate data (keys, loaded values) is packed into words in ``byteorder``.
+    """
+
+    def __init__(self, *, long_pointers: bool = False, byteorder: str = "big") -> None:
+        self.long_pointers = bool(long_pointers)
+        self.byteorder = check_byteorder(byteorder)
+        self._pw = 2 if self.long_pointers else 1
+        self._header: dict[str, Any] = {
+            "kind": "job",
+            "dnr": False,
+            "reverse": False,
+            "one": True,
+            "zro": False,
+            "start": None,
+            "shared_pointer": None,
+        }
+        self._pdb: list[int] = []
+        self._body: list[int] = []
+
+    # Header and PDB ------------------------------------------------------------------------
+
+    def header(
+        self,
+        *,
+        kind: str = "job",
+        dnr: bool = False,
+        reverse: bool = False,
+        one: bool = True,
+        zro: bool = False,
+        start: int | None = None,
+        shared_pointer: int | None = None,
+    ) -> DescriptorBuilder:
+        """Header options; ``start`` defaults to 1 + PDB words (0 without a PDB)."""
+        if kind not in ("job", "shared"):
+            raise ValueError(f"kind must be 'job' or 'shared', got {kind!r}")
+        if start is not None:
+            _range("start", start, 0, E.HDR_START_MASK)
+        if shared_pointer is not None:
+            if kind != "job":
+                raise ValueError("shared_pointer is only for a job header (kind='job')")
+            self._ptr("shared_pointer", shared_pointer)
+        self._header = {
+            "kind": kind,
+            "dnr": bool(dnr),
+            "reverse": bool(reverse),
+            "one": bool(one),
+            "zro": bool(zro),
+            "start": start,
+            "shared_pointer": shared_pointer,
+        }
+        return self
+
+    def pdb(self, layout: str, **fields: int) -> DescriptorBuilder:
+        """A protocol data block from named fields, e.g. ``pdb("rsa-public", n_len=256, ...)``."""
+        spec = E.PDB_LAYOUTS.get(layout)
+        if spec is None:
+            raise ValueError(f"layout must be one of {_names(E.PDB_LAYOUTS)}, got {layout!r}")
+        wanted = [n for n, _, _ in spec.head] + list(spec.pointers) + [n for n, _, _ in spec.tail]
+        missing = [n for n in wanted if n not in fields]
+        extra = [n for n in fields if n not in wanted]
+        if missing or extra:
+            raise ValueError(
+                f"{layout} PDB fields are {', '.join(wanted)}; "
+                + (f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(extra)}")
+            )
+        words = [self._pack(layout, spec.head, fields)]
+        for name in spec.pointers:
+            words += self._ptr(name, fields[name])
+        if spec.tail:
+            words.append(self._pack(layout, spec.tail, fields))
+        self._pdb = words
+        return self
+
+    def pdb_words(self, *words: int) -> DescriptorBuilder:
+        """A protocol data block given as raw words."""
+        self._pdb = [_range(f"pdb word {i}", w, 0, E.WORD_MASK) for i, w in enumerate(words)]
+        return self
+
+    # Commands ------------------------------------------------------------------------------
+
+    def key(
+        self,
+        cls: int,
+        *,
+        dest: str | int = "class-key",
+        pointer: int | None = None,
+        data: bytes | None = None,
+        length: int | None = None,
+        seq: bool = False,
+        sgf: bool = False,
+        enc: bool = False,
+        nwb: bool = False,
+        ekt: bool = False,
+        tk: bool = False,
+    ) -> DescriptorBuilder:
+        """KEY (or SEQ_KEY): a key into a class key register, PKHA E, S-box or split key."""
+        word = (E.CMD_SEQ_KEY if seq else E.CMD_KEY) | _range("cls", cls, 0, 3) << E.CLASS_SHIFT
+        word |= _code("dest", dest, E.KEY_DESTS, 2) << E.KEY_DEST_SHIFT
+        imm, length, extra = self._operand("KEY", pointer, data, length, seq, E.KEY_LENGTH_MASK)
+        for on, bit in ((sgf, E.KEY_SGF), (enc, E.KEY_ENC), (nwb, E.KEY_NWB), (ekt, E.KEY_EKT),
+                        (tk, E.KEY_TK), (imm, E.KEY_IMM)):  # fmt: skip
+            word |= bit if on else 0
+        return self._append(word | length, extra)
+
+    def load(
+        self,
+        cls: int,
+        reg: str | int,
+        *,
+        offset: int = 0,
+        length: int | None = None,
+        pointer: int | None = None,
+        data: bytes | None = None,
+        value: int | None = None,
+        seq: bool = False,
+    ) -> DescriptorBuilder:
+        """LOAD (or SEQ_LOAD) into a register; ``value`` is one immediate 32-bit word."""
+        if value is not None:
+            if data is not None:
+                raise ValueError("LOAD: give data or value, not both")
+            data = _range("value", value, 0, E.WORD_MASK).to_bytes(4, self.byteorder)
+        return self._ldst(E.CMD_SEQ_LOAD if seq else E.CMD_LOAD, "LOAD", cls, reg, offset,
+                          length, pointer, data, seq)  # fmt: skip
+
+    def store(
+        self,
+        cls: int,
+        reg: str | int,
+        *,
+        offset: int = 0,
+        length: int | None = None,
+        pointer: int | None = None,
+        seq: bool = False,
+    ) -> DescriptorBuilder:
+        """STORE (or SEQ_STORE) of a register to memory."""
+        return self._ldst(E.CMD_SEQ_STORE if seq else E.CMD_STORE, "STORE", cls, reg, offset,
+                          length, pointer, None, seq)  # fmt: skip
+
+    def fifo_load(
+        self,
+        cls: int,
+        type: str | int,
+        *,
+        length: int | None = None,
+        pointer: int | None = None,
+        data: bytes | None = None,
+        ext: bool = False,
+        sgf: bool = False,
+        flush1: bool = False,
+        last1: bool = False,
+        last2: bool = False,
+        seq: bool = False,
+    ) -> DescriptorBuilder:
+        """FIFO LOAD (or SEQ_FIFO_LOAD) of message, IV, AAD, ICV or PKHA data."""
+        word = E.CMD_SEQ_FIFO_LOAD if seq else E.CMD_FIFO_LOAD
+        word |= _range("cls", cls, 0, 3) << E.CLASS_SHIFT
+        ftype = _code("type", type, {**E.FIFOLD_PK_TYPES, **E.FIFOLD_DATA_TYPES}, 6)
+        action = (
+            (E.FIFOLD_FLUSH1 if flush1 else 0)
+            | (E.FIFOLD_LAST1 if last1 else 0)
+            | (E.FIFOLD_LAST2 if last2 else 0)
+        )
+        if action and ftype < 0x10:
+            raise ValueError(
+                f"flush1/last1/last2 apply to data types (MSG, IV, AAD, ICV...), not type {type!r}"
+            )
+        word |= (ftype | action) << E.FIFOLD_TYPE_SHIFT
+        max_length = E.WORD_MASK if ext else E.FIFOLD_LENGTH_MASK
+        imm, length, extra = self._operand("FIFO_LOAD", pointer, data, length, seq, max_length,
+                                           hint="use ext=True above 65535 bytes")  # fmt: skip
+        word |= (E.FIFOLD_IMM if imm else 0) | (E.FIFOLD_SGF if sgf else 0)
+        if ext:
+            word |= E.FIFOLD_EXT
+            at = 0 if imm else len(extra)
+            extra = [*extra[:at], length, *extra[at:]]
+        else:
+            word |= length
+        return self._append(word, extra)
+
+    def fifo_store(
+        self,
+        cls: int,
+        type: str | int,
+        *,
+        length: int,
+        pointer: int | None = None,
+        ext: bool = False,
+        cont: bool = False,
+        sgf: bool = False,
+        seq: bool = False,
+    ) -> DescriptorBuilder:
+        """FIFO STORE (or SEQ_FIFO_STORE) of message data, RNG output or a PKHA register."""
+        word = E.CMD_SEQ_FIFO_STORE if seq else E.CMD_FIFO_STORE
+        word |= _range("cls", cls, 0, 3) << E.CLASS_SHIFT
+        word |= _code("type", type, E.FIFOST_TYPES, 6) << E.FIFOST_TYPE_SHIFT
+        max_length = E.WORD_MASK if ext else E.FIFOST_LENGTH_MASK
+        _, length, extra = self._operand("FIFO_STORE", pointer, None, length, seq, max_length,
+                                         hint="use ext=True above 65535 bytes")  # fmt: skip
+        word |= (E.FIFOST_CONT if cont else 0) | (E.FIFOST_SGF if sgf else 0)
+        if ext:
+            return self._append(word | E.FIFOST_EXT, [*extra, length])
+        return self._append(word | length, extra)
+
+    def operation(
+        self,
+        cls: int,
+        alg: str | int,
+        *,
+        aai: str | int = 0,
+        state: str | int = "initfinal",
+        icv: bool = False,
+        encrypt: bool = False,
+    ) -> DescriptorBuilder:
+        """OPERATION of a class 1 or class 2 algorithm (AES, SHA-256, RNG ...)."""
+        if cls not in (1, 2):
+            raise ValueError(f"cls must be 1 or 2 for an algorithm OPERATION, got {cls!r}")
+        word = E.CMD_OPERATION | (2 if cls == 1 else 4) << E.OP_TYPE_SHIFT
+        code = _code("alg", alg, E.ALGORITHMS, 8)
+        word |= code << E.OP_ALG_SHIFT | _aai_code(code, aai) << E.OP_AAI_SHIFT
+        word |= _code("state", state, E.STATES, 2) << E.OP_STATE_SHIFT
+        return self._append(word | (E.OP_ICV if icv else 0) | (E.OP_ENCRYPT if encrypt else 0))
+
+    def pkha(self, function: str | int, *, flags: Iterable[str] = ()) -> DescriptorBuilder:
+        """OPERATION of a PKHA function, e.g. ``pkha("MOD_EXPO")`` (B = A^E mod N)."""
+        word = E.CMD_OPERATION | 1 << E.OP_TYPE_SHIFT | E.OP_PK
+        word |= _code("function", function, E.PK_FUNCTIONS, 6)
+        return self._append(word | _flags("flags", flags, E.PK_FLAGS))
+
+    def protocol(
+        self,
+        protid: str | int,
+        *,
+        protinfo: int = 0,
+        flags: Iterable[str] = (),
+        form: int | None = None,
+        kind: str = "protocol",
+    ) -> DescriptorBuilder:
+        """OPERATION of a protocol (RSA, ECDSA, DH, key pair); ``form`` for RSA decrypt."""
+        types = {"protocol": 0, "decap": 6, "encap": 7}
+        if kind not in types:
+            raise ValueError(f"kind must be one of {_names(types)}, got {kind!r}")
+        word = E.CMD_OPERATION | types[kind] << E.OP_TYPE_SHIFT
+        word |= _code("protid", protid, E.PROTOCOLS, 8) << E.OP_PROTID_SHIFT
+        info = _range("protinfo", protinfo, 0, E.OP_PROTINFO_MASK)
+        info |= _flags("flags", flags, E.PKPROT_FLAGS)
+        if form is not None:
+            info |= {1: 0, 2: 1, 3: 2}[_range("form", form, 1, 3)]
+        return self._append(word | info)
+
+    def jump(
+        self,
+        *,
+        type: str | int = "local",
+        cls: int = 0,
+        jsl: bool = False,
+        test: str | int = "all",
+        condition: int | Iterable[str] = 0,
+        offset: int = 0,
+        pointer: int | None = None,
+    ) -> DescriptorBuilder:
+        """JUMP: local (offset in words), non-local (pointer), HALT or HALT with user status."""
+        code = _code("type", type, E.JUMP_TYPES, 2)
+        word = E.CMD_JUMP | _range("cls", cls, 0, 3) << E.CLASS_SHIFT | code << E.JUMP_TYPE_SHIFT
+        word |= (E.JUMP_JSL if jsl else 0) | _code("test", test, E.JUMP_TESTS, 2) << 16
+        if isinstance(condition, int):
+            cond = _range("condition", condition, 0, E.JUMP_COND_MASK)
+        else:
+            cond = _flags("condition", condition, E.JUMP_CONDITIONS[bool(jsl)])
+        word |= cond << E.JUMP_COND_SHIFT | _range("offset", offset, -128, 127) & 0xFF
+        if code == 1:
+            if pointer is None:
+                raise ValueError("a nonlocal JUMP needs a pointer")
+            return self._append(word, self._ptr("pointer", pointer))
+        if pointer is not None:
+            raise ValueError("only a nonlocal JUMP takes a pointer")
+        return self._append(word)
+
+    def seq_in_ptr(
+        self, *, length: int = 0, pointer: int | None = None, flags: Iterable[str] = ()
+    ) -> DescriptorBuilder:
+        """SEQ IN PTR: the input sequence (flag EXT puts the length in a word of its own)."""
+        return self._seq_ptr(E.CMD_SEQ_IN_PTR, E.SEQ_IN_FLAGS, length, pointer, flags)
+
+    def seq_out_ptr(
+        self, *, length: int = 0, pointer: int | None = None, flags: Iterable[str] = ()
+    ) -> DescriptorBuilder:
+        """SEQ OUT PTR: the output sequence."""
+        return self._seq_ptr(E.CMD_SEQ_OUT_PTR, E.SEQ_OUT_FLAGS, length, pointer, flags)
+
+    def raw(self, *words: int) -> DescriptorBuilder:
+        """Words appended as given (for encodings the builder does not name)."""
+        return self._append(*[_range(f"word {i}", w, 0, E.WORD_MASK) for i, w in enumerate(words)])
+
+    # Output ----------------------------------------------------------------------------------
+
+    def words(self, *, length: int | None = None) -> list[int]:
+        """The descriptor: header (length and start index filled in), PDB, commands.
+
+        ``length`` overrides the header's length field (to build a bad descriptor on purpose).
+        """
+        h = self._header
+        shared = [] if h["shared_pointer"] is None else self._ptr("pointer", h["shared_pointer"])
+        if shared and self._pdb:
+            raise ValueError("a job header with a shared descriptor pointer takes no PDB")
+        start = h["start"] if h["start"] is not None else (1 + len(self._pdb) if self._pdb else 0)
+        if start > E.HDR_START_MASK:
+            raise ValueError(f"start index must be 0..63: the PDB is {len(self._pdb)} words")
+        total = 1 + len(shared) + len(self._pdb) + len(self._body)
+        if length is None:
+            if total > E.MAX_DESCRIPTOR_WORDS:
+                raise ValueError(f"a descriptor is at most 64 words, this one is {total}")
+            length = total
+        _range("length", length, 0, E.HDR_LENGTH_MASK)
+        word = E.CMD_SHARED_HDR if h["kind"] == "shared" else E.CMD_DESC_HDR
+        word |= (E.HDR_ONE if h["one"] else 0) | (E.HDR_ZRO if h["zro"] else 0)
+        word |= (E.HDR_DNR if h["dnr"] else 0) | (E.HDR_REVERSE if h["reverse"] else 0)
+        word |= (E.HDR_SHARED if shared else 0) | start << E.HDR_START_SHIFT | length
+        return [word, *shared, *self._pdb, *self._body]
+
+    # Helpers -----------------------------------------------------------------------------------
+
+    def _append(self, *words: Any) -> DescriptorBuilder:
+        for w in words:
+            self._body.extend(w if isinstance(w, list) else [w])
+        return self
+
+    def _ptr(self, field: str, pointer: Any) -> list[int]:
+        bits = 32 * self._pw
+        if (
+            isinstance(pointer, bool)
+            or not isinstance(pointer, int)
+            or not 0 <= pointer < 1 << bits
+        ):
+            hint = "" if self.long_pointers else " (addresses above 4 GiB need long_pointers=True)"
+            raise ValueError(f"{field} must be an int 0..2**{bits}-1{hint}, got {pointer!r}")
+        if self._pw == 2:
+            return [pointer >> 32, pointer & E.WORD_MASK]
+        return [pointer]
+
+    def _pack(self, layout: str, spec: tuple[tuple[str, int, int], ...], fields: dict) -> int:
+        word = 0
+        for name, shift, width in spec:
+            word |= _range(f"{layout} PDB field {name}", fields[name], 0, (1 << width) - 1) << shift
+        return word
+
+    def _imm_words(self, data: bytes) -> list[int]:
+        padded = data + bytes(-len(data) % 4)
+        return [int.from_bytes(padded[i : i + 4], self.byteorder) for i in range(0, len(padded), 4)]
+
+    def _operand(
+        self,
+        command: str,
+        pointer: int | None,
+        data: bytes | None,
+        length: int | None,
+        seq: bool,
+        max_length: int,
+        hint: str = "",
+    ) -> tuple[bool, int, list[int]]:
+        """(immediate?, length, words after the command) for a pointer, data or a sequence."""
+        suffix = f" ({hint})" if hint else ""
+        if data is not None:
+            if not isinstance(data, (bytes, bytearray, memoryview)):
+                raise ValueError(f"{command}: data must be bytes, got {type(data).__name__}")
+            if pointer is not None:
+                raise ValueError(f"{command}: give pointer or data, not both")
+            data = bytes(data)
+            if length is not None and length != len(data):
+                raise ValueError(f"{command}: length {length} differs from the data's {len(data)}")
+            if len(data) > max_length:
+                raise ValueError(f"{command}: data must be at most {max_length} bytes{suffix}")
+            return True, len(data), self._imm_words(data)
+        if length is None:
+            raise ValueError(f"{command}: length is required unless data is given")
+        if isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= max_length:
+            raise ValueError(f"length must be an int 0..{max_length}{suffix}, got {length!r}")
+        if seq:
+            if pointer is not None:
+                raise ValueError(f"SEQ {command} takes no pointer: the sequence gives the address")
+            return False, length, []
+        if pointer is None:
+            raise ValueError(f"{command}: pointer or data is required")
+        return False, length, self._ptr("pointer", pointer)
+
+    def _ldst(
+        self,
+        opcode: int,
+        command: str,
+        cls: int,
+        reg: str | int,
+        offset: int,
+        length: int | None,
+        pointer: int | None,
+        data: bytes | None,
+        seq: bool,
+    ) -> DescriptorBuilder:
+        cls = _range("cls", cls, 0, 3)
+        word = opcode | cls << E.CLASS_SHIFT
+        word |= _code("reg", reg, E.LDST_REGS[cls], 7) << E.LDST_REG_SHIFT
+        word |= _range("offset", offset, 0, E.LDST_OFFSET_MASK) << E.LDST_OFFSET_SHIFT
+        imm, length, extra = self._operand(command, pointer, data, length, seq, E.LDST_LENGTH_MASK)
+        return self._append(word | (E.LDST_IMM if imm else 0) | length, extra)
+
+    def _seq_ptr(
+        self,
+        opcode: int,
+        table: Mapping[str, int],
+        length: int,
+        pointer: int | None,
+        flags: Iterable[str],
+    ) -> DescriptorBuilder:
+        bits = _flags("flags", flags, table)
+        ext = bool(bits & E.SEQ_EXT)
+        _range("length", length, 0, E.WORD_MASK if ext else E.SEQ_LENGTH_MASK)
+        if bits & E.SEQ_NO_POINTER:
+            if pointer is not None:
+                raise ValueError("flags PRE and RTO take no pointer")
+            extra: list[int] = []
+        elif pointer is None:
+            raise ValueError("a pointer is required unless flags has PRE or RTO")
+        else:
+            extra = self._ptr("pointer", pointer)
+        if ext:
+            return self._append(opcode | bits, [*extra, length])
+        return self._append(opcode | bits | length, extra)
+
+
+def _aai_code(alg: int, aai: str | int) -> int:
+    if alg == E.ALG_RNG and isinstance(aai, str):
+        code = 0
+        for part in aai.split("|"):
+            part = part.strip().upper()
+            if part in ("SH0", "SH1"):
+                code |= int(part[2])
+            elif part in E.RNG_AAI_BITS:
+                code |= E.RNG_AAI_BITS[part]
+            else:
+                raise ValueError(
+                    f"aai for RNG must be names from SH0, SH1, PS, AI, SK, got {aai!r}"
+                )
+        return code
+    return _code("aai", aai, E.aai_table(alg) or {}, 9)
