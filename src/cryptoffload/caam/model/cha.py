@@ -1,0 +1,294 @@
+"""The CHAs one job streams data through: class-1 AES (block modes and GCM), class-2 MD hashing.
+
+Each unit takes data in the pieces the descriptor's FIFO LOADs deliver, returns output as soon as
+the mode can produce it, keeps its context register current (CBC/CFB/OFB IV at offset 0, CTR
+counter at offset 16, GCM tag at offset 0, the digest at class-2 offset 0) and raises ``ChaError``
+with a CCB CHA id and error id for what the hardware would refuse.
+
+Model limits: GCM IVs of 8 to 128 bytes (what `cryptography` takes; others: AES DATASIZ), ICVs of
+4 to 16 bytes; an IV FIFO LOAD in the other AES modes fills the context where the mode keeps its
+IV; the MDHA runs INITFINAL only, with a raw HMAC key (no split keys, no running state to save).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+from cryptography.exceptions import AlreadyUpdated
+from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algorithms, modes
+
+from cryptoffload.caam import status
+from cryptoffload.modes import CFB, OFB
+
+__all__ = [
+    "AAI_CBC",
+    "AAI_CFB",
+    "AAI_CTR",
+    "AAI_ECB",
+    "AAI_GCM",
+    "AAI_HASH",
+    "AAI_HMAC",
+    "AAI_OFB",
+    "AesUnit",
+    "ChaError",
+    "MdUnit",
+]
+
+# AAI values (the 9-bit field of the OPERATION word, bits 12:4).
+AAI_CTR = 0x00
+AAI_CBC = 0x10
+AAI_ECB = 0x20
+AAI_CFB = 0x30
+AAI_OFB = 0x40
+AAI_GCM = 0x90
+AAI_HASH = 0x00
+AAI_HMAC = 0x01
+
+STATE_INITFINAL = 3
+
+BLOCK = 16
+CTR_OFFSET = 16
+_GCM_IV_RANGE = (8, 128)  # what `cryptography`'s GCM accepts
+_ICV_RANGE = (4, 16)
+
+
+class ChaError(Exception):
+    """A CHA refused the job: ``cha`` and ``error`` are the CCB status fields."""
+
+    def __init__(self, cha: int, error: int, what: str) -> None:
+        super().__init__(what)
+        self.cha = cha
+        self.error = error
+
+    def status(self, index: int) -> int:
+        """The CCB status word for the command at ``index``."""
+        return status.ccb(self.cha, self.error, index)
+
+
+def _aes_error(error: int, what: str) -> ChaError:
+    return ChaError(status.CHA_AES, error, what)
+
+
+def _xor(a: bytes, b: bytes) -> bytes:
+    return bytes(x ^ y for x, y in zip(a, b, strict=False))
+
+
+class AesUnit:
+    """The class-1 AESA running one mode; ``context`` is the DECO's class-1 context register."""
+
+    def __init__(
+        self, aai: int, encrypt: bool, key: bytes, context: bytearray, *, icv_check: bool = False
+    ) -> None:
+        if aai not in (AAI_CTR, AAI_CBC, AAI_ECB, AAI_CFB, AAI_OFB, AAI_GCM):
+            raise _aes_error(status.ERR_MODE, f"AES mode AAI 0x{aai:x} is not modelled")
+        if len(key) not in (16, 24, 32):
+            raise _aes_error(status.ERR_KEYSIZ, f"AES key of {len(key)} bytes")
+        self.aai = aai
+        self.encrypt = encrypt
+        self.icv_check = icv_check and not encrypt
+        self._key = bytes(key)
+        self._ctx = context
+        self._pending = b""  # message bytes short of a block, waiting for more or for LAST1
+        self._iv = b""
+        self._icv = b""
+        self._gcm: CipherContext | None = None  # produces the output
+        self._tagger: CipherContext | None = None  # decrypt: re-encrypts to compute the tag
+        self.done = False
+
+    def __repr__(self) -> str:
+        return f"<AesUnit aai=0x{self.aai:02x} {'enc' if self.encrypt else 'dec'}>"
+
+    # ------------------------------------------------------------------ block modes
+
+    def _cipher(self, mode: modes.Mode) -> CipherContext:
+        cipher = Cipher(algorithms.AES(self._key), mode)
+        return cipher.encryptor() if self.encrypt else cipher.decryptor()
+
+    def _blocks(self, data: bytes) -> bytes:
+        """Run whole blocks through the mode, updating the context register."""
+        if not data:
+            return b""
+        ctx = self._ctx
+        if self.aai == AAI_ECB:
+            return self._cipher(modes.ECB()).update(data)
+        if self.aai == AAI_CTR:
+            counter = bytes(ctx[CTR_OFFSET : CTR_OFFSET + BLOCK])
+            out = Cipher(algorithms.AES(self._key), modes.CTR(counter)).encryptor().update(data)
+            value = int.from_bytes(counter, "big") + -(-len(data) // BLOCK)
+            ctx[CTR_OFFSET : CTR_OFFSET + BLOCK] = (value % (1 << 128)).to_bytes(BLOCK, "big")
+            return out
+        iv = bytes(ctx[0:BLOCK])
+        if self.aai == AAI_CBC:
+            out = self._cipher(modes.CBC(iv)).update(data)
+            ctx[0:BLOCK] = (out if self.encrypt else data)[-BLOCK:]
+        elif self.aai == AAI_CFB:
+            out = self._cipher(CFB(iv)).update(data)
+            ctx[0:BLOCK] = (out if self.encrypt else data)[-BLOCK:]
+        else:  # OFB: the next IV is the last keystream block
+            out = Cipher(algorithms.AES(self._key), OFB(iv)).encryptor().update(data)
+            ctx[0:BLOCK] = _xor(out[-BLOCK:], data[-BLOCK:])
+        return out
+
+    def _message(self, data: bytes) -> bytes:
+        data = self._pending + data
+        cut = len(data) - len(data) % BLOCK
+        self._pending = data[cut:]
+        return self._blocks(data[:cut])
+
+    def _tail(self) -> bytes:
+        tail, self._pending = self._pending, b""
+        if not tail:
+            return b""
+        if self.aai in (AAI_CBC, AAI_ECB):
+            raise _aes_error(status.ERR_DATASIZ, f"{len(tail)} bytes left over a whole block")
+        # CTR, CFB, OFB: the last partial block uses the first bytes of one keystream block.
+        return self._blocks(tail.ljust(BLOCK, b"\0"))[: len(tail)]
+
+    # ------------------------------------------------------------------ GCM
+
+    def _gcm_start(self) -> None:
+        if self._gcm is not None:
+            return
+        low, high = _GCM_IV_RANGE
+        if not low <= len(self._iv) <= high:
+            raise _aes_error(status.ERR_DATASIZ, f"GCM IV of {len(self._iv)} bytes")
+        cipher = Cipher(algorithms.AES(self._key), modes.GCM(self._iv))
+        if self.encrypt:
+            self._gcm = cipher.encryptor()
+        else:
+            self._gcm = cipher.decryptor()
+            self._tagger = cipher.encryptor()
+
+    def _gcm_feed(self, kind: str, data: bytes) -> bytes:
+        if kind == "iv":
+            if self._gcm is not None:
+                raise _aes_error(status.ERR_SEQUENCE, "GCM IV after AAD or message")
+            self._iv += data
+            return b""
+        if kind == "icv":
+            self._icv += data
+            return b""
+        self._gcm_start()
+        assert self._gcm is not None
+        try:
+            if kind == "aad":
+                self._gcm.authenticate_additional_data(data)
+                if self._tagger is not None:
+                    self._tagger.authenticate_additional_data(data)
+                return b""
+            out = self._gcm.update(data)
+        except AlreadyUpdated as exc:
+            raise _aes_error(status.ERR_SEQUENCE, "GCM AAD after message data") from exc
+        if self._tagger is not None:
+            self._tagger.update(out)  # re-encrypting the plaintext gives back the ciphertext
+        return out
+
+    def _gcm_finish(self) -> None:
+        self._gcm_start()
+        tagger = self._tagger if self._tagger is not None else self._gcm
+        assert tagger is not None
+        tagger.finalize()
+        tag = tagger.tag  # type: ignore[attr-defined]
+        self._ctx[0:BLOCK] = tag
+        if self.icv_check:
+            low, high = _ICV_RANGE
+            if not low <= len(self._icv) <= high:
+                raise _aes_error(status.ERR_DATASIZ, f"GCM ICV of {len(self._icv)} bytes")
+            if not hmac.compare_digest(tag[: len(self._icv)], self._icv):
+                raise _aes_error(status.ERR_ICVCHK, "GCM tag mismatch")
+
+    # ------------------------------------------------------------------ FIFO interface
+
+    def feed(self, kind: str, data: bytes) -> bytes:
+        """Take one FIFO LOAD's data of ``kind`` ("msg", "iv", "aad", "icv"); return output."""
+        if self.done:
+            raise _aes_error(status.ERR_SEQUENCE, "data after LAST1")
+        if self.aai == AAI_GCM:
+            return self._gcm_feed(kind, data)
+        if kind == "msg":
+            return self._message(data)
+        if kind == "iv":  # an IV FIFO LOAD fills the context where the mode keeps its IV
+            offset = CTR_OFFSET if self.aai == AAI_CTR else 0
+            self._ctx[offset : offset + len(data)] = data
+            return b""
+        raise _aes_error(status.ERR_SEQUENCE, f"{kind.upper()} data in AES AAI 0x{self.aai:x}")
+
+    def finish(self) -> bytes:
+        """LAST1: process what is left, finish the tag (GCM); return the last output."""
+        if self.done:
+            return b""
+        self.done = True
+        if self.aai == AAI_GCM:
+            self._gcm_finish()
+            return b""
+        return self._tail()
+
+
+_HASHES = {
+    0x40: ("md5", 16),
+    0x41: ("sha1", 20),
+    0x42: ("sha224", 28),
+    0x43: ("sha256", 32),
+    0x44: ("sha384", 48),
+    0x45: ("sha512", 64),
+}
+
+
+def _md_error(error: int, what: str) -> ChaError:
+    return ChaError(status.CHA_MD, error, what)
+
+
+class MdUnit:
+    """The class-2 MDHA hashing (or HMAC-ing with a raw key) one message in one job."""
+
+    def __init__(
+        self,
+        alg: int,
+        aai: int,
+        state: int,
+        key: bytes,
+        context: bytearray,
+        *,
+        icv_check: bool = False,
+    ) -> None:
+        if alg not in _HASHES:
+            raise ChaError(0, status.ERR_INVCHA, f"class-2 algorithm 0x{alg:x}")
+        if aai not in (AAI_HASH, AAI_HMAC):
+            raise _md_error(status.ERR_MODE, f"MD AAI 0x{aai:x} is not modelled")
+        if state != STATE_INITFINAL:
+            raise _md_error(status.ERR_MODE, "only INITFINAL hashing is modelled")
+        self.name, self.digest_size = _HASHES[alg]
+        self._ctx = context
+        self._icv_check = icv_check
+        self._icv = b""
+        if aai == AAI_HMAC:
+            self._h: Any = hmac.new(bytes(key), digestmod=self.name)
+        else:
+            self._h = hashlib.new(self.name)
+        self.done = False
+
+    def __repr__(self) -> str:
+        return f"<MdUnit {self.name}>"
+
+    def feed(self, kind: str, data: bytes) -> None:
+        """Take message (or AAD, hashed alike) or ICV bytes."""
+        if self.done:
+            raise _md_error(status.ERR_SEQUENCE, "data after LAST2")
+        if kind == "icv":
+            self._icv += data
+        elif kind in ("msg", "aad"):
+            self._h.update(data)
+        else:
+            raise _md_error(status.ERR_SEQUENCE, f"{kind.upper()} data for the MDHA")
+
+    def finish(self) -> None:
+        """LAST2: the digest (or MAC) into the class-2 context at offset 0; check an ICV."""
+        if self.done:
+            return
+        self.done = True
+        digest = self._h.digest()
+        self._ctx[0 : len(digest)] = digest
+        if self._icv_check and not hmac.compare_digest(digest[: len(self._icv)], self._icv):
+            raise _md_error(status.ERR_ICVCHK, "MAC mismatch")
