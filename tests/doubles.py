@@ -146,3 +146,66 @@ class AbsentEngine:
 
     def run(self, op: Any) -> Any:  # pragma: no cover - never routed to
         raise AssertionError("an unavailable engine must never be asked")
+
+
+class _SoftStream:
+    """A running hash/MAC in Python, standing in for an engine-held state; faults on request."""
+
+    def __init__(self, state: Any, owner: StreamingEngine) -> None:
+        self._state = state
+        self._owner = owner
+
+    def _maybe_fail(self, what: str) -> None:
+        owner = self._owner
+        owner.calls[what] = owner.calls.get(what, 0) + 1
+        if owner.fail_at.get(what) == owner.calls[what]:
+            raise OSError(errno.EIO, f"injected {what} fault")
+
+    def update(self, data: Any) -> None:
+        self._maybe_fail("update")
+        self._state.update(data)
+
+    def copy(self) -> _SoftStream:
+        self._maybe_fail("copy")
+        return _SoftStream(self._state.copy(), self._owner)
+
+    def finalize(self) -> bytes:
+        self._maybe_fail("finalize")
+        state = self._state
+        return state.finalize() if hasattr(state, "finalize") else state.digest()
+
+    def close(self) -> None:
+        self._owner.closed += 1
+
+
+class StreamingEngine(TakeAllEngine):
+    """Takes every op, and keeps running hash/MAC states (``open_stream``) that can fault.
+
+    ``fail_at`` maps ``update``/``copy``/``finalize``/``open`` to the call number that raises.
+    """
+
+    def __init__(self, name: str = "streaming", fail_at: dict[str, int] | None = None) -> None:
+        super().__init__(name)
+        self.fail_at = dict(fail_at or {})
+        self.calls: dict[str, int] = {}
+        self.opened = 0
+        self.closed = 0
+
+    def open_stream(self, op: Any) -> _SoftStream:
+        import hashlib
+        import hmac
+
+        from cryptography.hazmat.primitives import cmac
+        from cryptography.hazmat.primitives.ciphers import algorithms
+
+        self.calls["open"] = self.calls.get("open", 0) + 1
+        if self.fail_at.get("open") == self.calls["open"]:
+            raise Unavailable("busy", "injected")
+        self.opened += 1
+        if op.alg.startswith("hmac-"):
+            state: Any = hmac.new(op.key, digestmod=op.alg[5:])
+        elif op.alg.startswith("cmac-"):
+            state = cmac.CMAC(algorithms.AES(op.key))
+        else:
+            state = hashlib.new(op.alg)
+        return _SoftStream(state, self)

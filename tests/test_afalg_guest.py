@@ -266,3 +266,35 @@ def test_kernel_rng_seeds_the_drbg():
     d = Drbg(provider=provider)
     assert len(d.random_bytes(64)) == 64
     assert d.seed_sources == ["os", "afalg:any"]
+
+
+def test_long_hash_streams_through_the_kernel_with_msg_more_and_accept_cloning():
+    import hashlib
+
+    provider = Provider(["afalg:any"], policy=TAKE_ALL)
+    from cryptoffload.hashes import Hash
+
+    h = Hash(SHA256(), provider=provider)
+    piece = bytes(range(256)) * 4096  # 1 MiB
+    for _ in range(6):  # 6 MiB: past what a context gathers for one op
+        h.update(piece)
+    twin = h.copy()  # accept() on the operation socket clones the kernel's partial state
+    twin.update(b"tail")
+    assert h.finalize() == hashlib.sha256(piece * 6).digest()
+    assert twin.finalize() == hashlib.sha256(piece * 6 + b"tail").digest()
+    cell = provider.counters.snapshot()["afalg:any"]["sha256"]
+    assert cell["ops"] == 2 and cell["bytes"] == 12 * len(piece) + 4
+    assert provider.counters.snapshot()["software"] == {}
+
+
+def test_long_hmac_streams_through_the_kernel():
+    import hmac as std_hmac
+
+    provider = Provider(["afalg:any"], policy=TAKE_ALL)
+    key = bytes(range(40))
+    mac = HMAC(key, SHA256(), provider=provider)
+    piece = bytes(range(256)) * 4096
+    for _ in range(5):
+        mac.update(piece)
+    assert mac.finalize() == std_hmac.new(key, piece * 5, "sha256").digest()
+    assert provider.counters.snapshot()["afalg:any"]["hmac-sha256"]["ops"] == 1

@@ -1,7 +1,8 @@
-"""Shared machinery of hash and MAC contexts: stream into software, or gather for one engine op."""
+"""Hash and MAC contexts' shared machinery: software, one gathered op, or an engine's stream."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from cryptography.exceptions import AlreadyFinalized
@@ -10,9 +11,24 @@ from cryptoffload import provider as _p
 from cryptoffload import validate
 from cryptoffload.provider import Provider, _current, default_provider
 
-#: Bytes a context gathers for one engine op; a longer stream moves to software, counted as a
-#: ``streaming`` decline. Engines that keep hash state across calls can lift this later.
+#: Bytes a context gathers for one engine op. A longer message goes to an engine that keeps a
+#: running state (``open_stream``), else to software, counted as a ``streaming`` decline.
 GATHER_LIMIT = 4 * 1024 * 1024
+#: Bytes an engine stream may hold. The context keeps everything it sent, so software can redo
+#: the message if the engine faults; past this much it stops the engine and software takes over.
+RETAIN_LIMIT = 256 * 1024 * 1024
+
+
+class _EngineStream:
+    """An engine's running state for one context, and the input kept in case it faults."""
+
+    __slots__ = ("kept", "kept_size", "name", "stream")
+
+    def __init__(self, name: str, stream: Any) -> None:
+        self.name = name
+        self.stream = stream
+        self.kept: list[Any] = []
+        self.kept_size = 0
 
 
 class StreamContext:
@@ -23,7 +39,17 @@ class StreamContext:
     carry state across calls still gets the whole message.
     """
 
-    __slots__ = ("_alg", "_buf", "_done", "_provider", "_spilled", "_sw", "_total")
+    __slots__ = (
+        "_alg",
+        "_buf",
+        "_done",
+        "_es",
+        "_fallback",
+        "_provider",
+        "_spilled",
+        "_sw",
+        "_total",
+    )
 
     def _start(self, alg: str, provider: Provider | None) -> None:
         self._alg = alg
@@ -31,6 +57,7 @@ class StreamContext:
         self._total = 0
         self._done = False
         self._spilled = False
+        self._es = None
         direct = provider._direct.get(alg)
         if direct is None:
             direct = provider.direct(alg)
@@ -73,12 +100,47 @@ class StreamContext:
         if sw is not None:
             sw.update(data)
             return
+        if self._es is not None:
+            self._send(data if type(data) is bytes else bytes(data))
+            return
         self._buf += data
         if len(self._buf) > GATHER_LIMIT:
-            self._sw = self._software()
-            self._sw.update(self._buf)
-            self._buf = None
-            self._spilled = True
+            buf, self._buf = self._buf, None
+            opened = self._provider.open_stream(self._op(b""), len(buf))
+            if opened is None:
+                self._to_software([buf], None)
+            else:
+                self._es = _EngineStream(*opened)
+                self._send(buf)
+
+    def _send(self, chunk: Any) -> None:
+        """Feed the engine stream, keeping the chunk; a fault or too much kept goes to software."""
+        es = self._es
+        es.kept.append(chunk)
+        es.kept_size += len(chunk)
+        if es.kept_size > RETAIN_LIMIT:
+            self._drop_stream(es, "too-large", None)
+            return
+        try:
+            es.stream.update(chunk)
+        except Exception as exc:
+            self._drop_stream(es, "fault", exc)
+
+    def _drop_stream(self, es: _EngineStream, reason: str, exc: Exception | None) -> None:
+        if exc is not None:
+            self._provider.stream_fault(es.name, self._alg, exc)
+        with contextlib.suppress(Exception):  # abandoned either way; software has the message
+            es.stream.close()
+        self._es = None
+        self._to_software(es.kept, (es.name, reason))
+
+    def _to_software(self, chunks: list[Any], fallback: tuple[str, str] | None) -> None:
+        sw = self._software()
+        for chunk in chunks:
+            sw.update(chunk)
+        self._sw = sw
+        self._spilled = True
+        self._fallback = fallback
 
     def _finish(self) -> bytes:
         sw = self._sw
@@ -90,11 +152,26 @@ class StreamContext:
             return out
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")
-        self._done = True
         provider = self._provider
+        es = self._es
+        if es is not None:
+            try:
+                out = es.stream.finalize()
+            except Exception as exc:
+                self._drop_stream(es, "fault", exc)
+                sw = self._sw
+            else:
+                self._done = True
+                self._es = None
+                provider.stream_done(es.name, self._alg, self._total)
+                return out
+        self._done = True
         if sw is not None:
-            provider.software_finished(self._alg, self._total, "streaming")
             self._sw = None
+            if self._fallback is None:
+                provider.software_finished(self._alg, self._total, "streaming")
+            else:
+                provider.stream_software(self._alg, self._total, *self._fallback)
             return self._software_final(sw)
         data = bytes(self._buf)
         self._buf = None
@@ -108,6 +185,19 @@ class StreamContext:
         other._total = self._total
         other._done = False
         other._spilled = self._spilled
+        other._fallback = getattr(self, "_fallback", None)
         other._sw = self._sw.copy() if self._sw is not None else None
         other._buf = bytearray(self._buf) if self._buf is not None else None
+        other._es = None
+        es = self._es
+        if es is not None:
+            try:
+                twin = _EngineStream(es.name, es.stream.copy())
+            except Exception as exc:
+                self._provider.stream_fault(es.name, self._alg, exc)
+                other._to_software(es.kept, (es.name, "fault"))
+            else:
+                twin.kept = list(es.kept)
+                twin.kept_size = es.kept_size
+                other._es = twin
         return other

@@ -203,6 +203,68 @@ class Provider:
             raise OffloadRequired(alg, {route.name: reason for route in self.route(alg)})
         self.counters.count(SOFTWARE, alg, size)
 
+    # -- running hashes and MACs held by an engine --------------------------------------------
+
+    def open_stream(self, op: Any, size: int) -> tuple[str, Any] | None:
+        """A hash or MAC state held by the first engine on ``op.alg``'s route that keeps one.
+
+        ``op`` carries the algorithm and key (its data is ignored); ``size`` is what the stream
+        holds so far. Returns ``(engine name, stream)`` (see ``open_stream`` in engines/base.py),
+        or None when no engine takes it; then nothing is counted and the caller finishes in
+        software through :meth:`software_finished`.
+        """
+        passed: list[tuple[str, str]] = []
+        for route in self.route(op.alg):
+            opener = getattr(route.engine, "open_stream", None)
+            if route.denied:
+                reason = "denied"
+            elif opener is None:
+                reason = "streaming"
+            elif size < route.low:
+                reason = "below-threshold"
+            elif route.high is not None and size > route.high:
+                reason = "too-large"
+            else:
+                try:
+                    stream = opener(op)
+                except Unavailable as exc:
+                    reason = exc.reason
+                except Exception as exc:
+                    self.stream_fault(route.name, op.alg, exc)
+                    continue
+                else:
+                    for name, why in passed:
+                        self.counters.decline(name, op.alg, why)
+                        self._miss(name, why)
+                    return route.name, stream
+            passed.append((route.name, reason))
+        return None
+
+    def stream_done(self, name: str, alg: str, size: int) -> None:
+        """Count a stream that engine ``name`` finished: one op of ``size`` bytes."""
+        self.counters.count(name, alg, size)
+        if self._misses:
+            self._hit(name)
+
+    def stream_fault(self, name: str, alg: str, exc: BaseException) -> None:
+        """Count a fault of engine ``name`` while it held a stream (software then redoes it)."""
+        self.counters.fault(name, alg)
+        log.debug("engine %s faulted on a %s stream: %s", name, alg, type(exc).__name__)
+        self._miss(name, "fault")
+
+    def stream_software(self, alg: str, size: int, name: str, reason: str) -> None:
+        """Count the software op that finished a stream engine ``name`` gave up (``reason``).
+
+        A fault was counted when it happened; any other reason is counted here as a decline.
+        A policy that requires offload raises instead.
+        """
+        if reason != "fault":
+            self.counters.decline(name, alg, reason)
+            self._miss(name, reason)
+        if self.policy.requires(alg):
+            raise OffloadRequired(alg, {name: reason})
+        self.counters.count(SOFTWARE, alg, size)
+
     # -- the silent-fallback watch -----------------------------------------------------------------
 
     def _hit(self, name: str) -> None:

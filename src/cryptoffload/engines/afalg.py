@@ -341,6 +341,17 @@ class AfalgEngine:
         sock.send(b"")
         return sock.recv(64)
 
+    def open_stream(self, op: Any) -> _KernelStream:
+        """A running hash or MAC in the kernel: data sent with MSG_MORE, copies by accept()."""
+        bound = self._bind.get(op.alg)
+        if bound is None or bound[0] != "hash":
+            raise Unavailable("unsupported", op.alg)
+        try:
+            tfm = self._tfm(op.alg, op.key if op.family == "mac" else None)
+            return _KernelStream(tfm.accept()[0])
+        except OSError as exc:
+            raise _declined(exc) from None
+
     def _rng(self, op: Any) -> bytes:
         # The kernel's stdrng refuses to run unseeded; the seed given here is mixed with the
         # kernel's own entropy when its DRBG instantiates, so it adds to it and replaces nothing.
@@ -353,6 +364,34 @@ class AfalgEngine:
                 raise Unavailable("fault", "the kernel RNG returned nothing")
             out += chunk
         return bytes(out)
+
+
+class _KernelStream:
+    """One hash operation socket holding a partial state (see AfalgEngine.open_stream)."""
+
+    __slots__ = ("_sock",)
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def update(self, data: Any) -> None:
+        view = memoryview(data).cast("B")
+        for start in range(0, len(view), MAX_REQUEST):
+            self._sock.sendall(view[start : start + MAX_REQUEST], socket.MSG_MORE)
+
+    def copy(self) -> _KernelStream:
+        # accept() on an operation socket exports its partial state into a new socket.
+        return _KernelStream(self._sock.accept()[0])
+
+    def finalize(self) -> bytes:
+        try:
+            self._sock.send(b"")
+            return self._sock.recv(64)
+        finally:
+            self._sock.close()
+
+    def close(self) -> None:
+        self._sock.close()
 
 
 def _request(sock: socket.socket, data: Any, direction: int, iv: bytes | None, n: int) -> bytes:

@@ -27,6 +27,13 @@ Optional members, read with ``getattr`` and a default:
     What the engine wants ``cryptoffload engines`` to show (drivers, versions, priorities).
 ``close() -> None`` on the engine
     Releases devices and sockets.
+``open_stream(op) -> stream`` on the engine
+    For hashes and MACs whose message is too long to gather into one op: a running state kept by
+    the engine. ``op`` carries the algorithm and key (its data is empty). The stream has
+    ``update(data)``, ``copy() -> stream`` (an independent state with the same input so far),
+    ``finalize() -> bytes`` (the digest or tag; the stream is spent) and ``close()``. Raise
+    ``Unavailable`` to decline; any other exception from the stream is a fault, after which the
+    context feeds the whole message to software (it keeps what it sent until the end).
 """
 
 from __future__ import annotations
