@@ -1,0 +1,407 @@
+"""The descriptor workbench behind `caam run`: named buffers, @name pointers, one job via a ring.
+
+A descriptor is given as words; a word may be ``@name`` or ``@name+OFFSET`` (OFFSET decimal, or
+hex with 0x), which becomes the model address of that buffer (two words, most significant first,
+with long pointers). The job runs the way a driver runs it: the descriptor and its buffers are
+written to the model's DMA memory, job ring 0 is set up through the registers, the input entry
+is written and IRJAR = 1, and the status comes from the output entry. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptoffload.caam import regs
+from cryptoffload.caam.status import SRC_JUMP_HALT_COND, SRC_JUMP_HALT_USER, SRC_NONE, Status
+
+__all__ = [
+    "RNG_INSTANTIATE",
+    "Buffer",
+    "Ref",
+    "WorkbenchError",
+    "WorkbenchResult",
+    "parse_buffer",
+    "parse_tokens",
+    "run_descriptor",
+]
+
+#: The brief's RNG4 instantiate recipe for state handle 0 (a driver runs it once after reset).
+RNG_INSTANTIATE = (
+    0xB0800007,
+    0x82500004,  # RNG, state INIT, handle 0
+    0xA2000001,  # JUMP: wait for class 1 done
+    0x10880004,  # LOAD immediate Clear-Written
+    0x00000001,
+    0x82501000,  # RNG, secure key generation
+    0xA2800000,  # HALT
+)
+RING = 0
+RING_DEPTH = 4
+MAX_BUFFER = 1 << 24
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_REF = re.compile(r"@([A-Za-z_][A-Za-z0-9_]*)(?:\+(\w+))?\Z")
+
+
+class WorkbenchError(ValueError):
+    """Bad usage: a malformed buffer or word, an unknown buffer name, a part without the SEC."""
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A named buffer: an input with its contents, or an output of ``size`` zeroed bytes."""
+
+    name: str
+    data: bytes = field(repr=False)  # may be a key: never shown
+    output: bool = False
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise WorkbenchError(
+                f"buffer name {self.name!r} must be a letter or _ then letters, digits or _"
+            )
+        if len(self.data) > MAX_BUFFER:
+            raise WorkbenchError(
+                f"buffer {self.name!r} is {len(self.data)} bytes; at most {MAX_BUFFER} allowed"
+            )
+
+    @classmethod
+    def output_of(cls, name: str, size: int) -> Buffer:
+        """An output buffer of ``size`` bytes, zero before the job."""
+        if not 0 < size <= MAX_BUFFER:
+            raise WorkbenchError(
+                f"output buffer {name!r} needs a size from 1 to {MAX_BUFFER} bytes, got {size}"
+            )
+        return cls(name, bytes(size), output=True)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+def _hex_bytes(name: str, text: str) -> bytes:
+    digits = "".join(text.split())
+    if len(digits) % 2:
+        raise WorkbenchError(f"buffer {name!r}: odd number of hex digits ({len(digits)})")
+    bad = next((i for i, c in enumerate(digits) if c not in "0123456789abcdefABCDEF"), None)
+    if bad is not None:
+        # The position only: the text may be a key.
+        raise WorkbenchError(f"buffer {name!r}: not a hex digit at position {bad}")
+    return bytes.fromhex(digits)
+
+
+def parse_buffer(spec: str, *, output: bool) -> Buffer:
+    """``NAME=hex:HEX``, ``NAME=HEX``, ``NAME=@FILE`` or ``NAME=text:TEXT`` for an input;
+    ``NAME=SIZE`` (bytes, decimal or 0x hex) for an output."""
+    name, sep, value = spec.partition("=")
+    name = name.strip()
+    kind = "--out" if output else "--in"
+    if not sep or not name:
+        form = "NAME=SIZE" if output else "NAME=hex:HEX, NAME=@FILE or NAME=text:TEXT"
+        raise WorkbenchError(f"{kind} takes {form}; got no '=' or no name")
+    if output:
+        try:
+            size = int(value.strip(), 0)
+        except ValueError:
+            raise WorkbenchError(
+                f"--out {name}: the size must be a number of bytes, got {value!r}"
+            ) from None
+        return Buffer.output_of(name, size)
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise WorkbenchError(f"--in {name}: cannot read {path}: {exc.strerror}") from None
+    elif value.startswith("text:"):
+        data = value[5:].encode()
+    else:
+        data = _hex_bytes(name, value.removeprefix("hex:"))
+    return Buffer(name, data)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A pointer word to be filled in: the address of buffer ``name`` plus ``offset``."""
+
+    name: str
+    offset: int = 0
+
+    def __str__(self) -> str:
+        return f"@{self.name}" + (f"+{self.offset}" if self.offset else "")
+
+
+def _token(token: str, n: int) -> int | Ref:
+    if token.startswith("@"):
+        m = _REF.match(token)
+        if not m:
+            raise WorkbenchError(f"token {n} ({token!r}) is not @NAME or @NAME+OFFSET")
+        offset = 0
+        if m.group(2) is not None:
+            try:
+                offset = int(m.group(2), 0)
+            except ValueError:
+                raise WorkbenchError(
+                    f"token {n} ({token!r}): the offset must be decimal or 0x hex"
+                ) from None
+        return Ref(m.group(1), offset)
+    digits = token[2:] if token.lower().startswith("0x") else token
+    if not digits or not all(c in "0123456789abcdefABCDEF" for c in digits):
+        raise WorkbenchError(f"token {n} ({token!r}) is neither a hex word nor @NAME")
+    value = int(digits, 16)
+    if value > 0xFFFFFFFF:
+        raise WorkbenchError(f"token {n} ({token!r}) does not fit 32 bits")
+    return value
+
+
+def parse_tokens(text: str) -> list[int | Ref]:
+    """Hex words and @NAME[+OFFSET] references, whitespace or comma separated, ``#`` comments."""
+    raw: list[str] = []
+    for line in text.splitlines():
+        raw += line.split("#", 1)[0].replace(",", " ").split()
+    if not raw:
+        raise WorkbenchError("no descriptor words given")
+    return [_token(t, n) for n, t in enumerate(raw)]
+
+
+def _resolve(
+    tokens: Sequence[int | Ref],
+    where: Mapping[str, int],
+    sizes: Mapping[str, int],
+    pointer_words: int,
+) -> list[int]:
+    words: list[int] = []
+    for token in tokens:
+        if isinstance(token, int):
+            words.append(token)
+            continue
+        if token.name not in where:
+            known = ", ".join(where) or "none"
+            raise WorkbenchError(
+                f"word {len(words)} refers to {token}, but no buffer has that name "
+                f"(buffers: {known})"
+            )
+        if not 0 <= token.offset <= sizes[token.name]:
+            raise WorkbenchError(
+                f"word {len(words)}: {token} lies past the end of {token.name!r} "
+                f"({sizes[token.name]} bytes)"
+            )
+        addr = where[token.name] + token.offset
+        words += [addr >> 32, addr & 0xFFFFFFFF] if pointer_words == 2 else [addr]
+    return words
+
+
+@dataclass(frozen=True)
+class WorkbenchResult:
+    """One job's outcome as a driver sees it, with the buffers the user may look at."""
+
+    part: str
+    byteorder: str
+    long_pointers: bool
+    rng_instantiated: bool
+    rdsta: int
+    status: int
+    words: tuple[int, ...]
+    descriptor_address: int
+    buffers: Mapping[str, tuple[int, int, str]]  # name: (address, length, "in" or "out")
+    outputs: Mapping[str, bytes]  # every output buffer after the job
+    changed: Mapping[str, bytes]  # input buffers the job wrote to
+    counters: Mapping[str, Any]  # the user's job only (the setup job is not counted)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 0
+
+    @property
+    def status_text(self) -> str:
+        return Status(self.status).describe()
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready object: status as a 0x%08x string, buffers as hex."""
+        return {
+            "part": self.part,
+            "byteorder": self.byteorder,
+            "long_pointers": self.long_pointers,
+            "rng_instantiated": self.rng_instantiated,
+            "rdsta": f"0x{self.rdsta:08x}",
+            "status": f"0x{self.status:08x}",
+            "status_text": self.status_text,
+            "outputs": {k: v.hex() for k, v in self.outputs.items()},
+            "changed": {k: v.hex() for k, v in self.changed.items()},
+            "counters": dict(self.counters),
+            "descriptor": {
+                "address": f"0x{self.descriptor_address:08x}",
+                "words": [f"0x{w:08x}" for w in self.words],
+            },
+            "buffers": {
+                name: {"address": f"0x{addr:08x}", "length": n, "direction": d}
+                for name, (addr, n, d) in self.buffers.items()
+            },
+        }
+
+
+class _Driver:
+    """Just enough of a job ring driver: SVR check, discovery, ring 0 setup, one job at a time."""
+
+    def __init__(self, model: Any, *, long_pointers: bool) -> None:
+        self.model = model
+        self.base = regs.jr_base(RING)
+        caps = regs.discover(lambda off: model.read32(self.base + off))
+        self.order = caps.byteorder
+        if long_pointers:
+            if not caps.long_pointers:
+                raise WorkbenchError(
+                    f"{model.part.name} cannot use long pointers (CTPR_MS.PS is clear)"
+                )
+            model.write32(regs.MCFGR, model.read32(regs.MCFGR) | regs.MCFGR_LONG_PTR)
+        self.pointer_words = 2 if long_pointers else 1
+        mem = model.memory
+        self.inring = mem.alloc(RING_DEPTH * 4 * self.pointer_words)
+        self.outring = mem.alloc(RING_DEPTH * 4 * (self.pointer_words + 1))
+        for reg, value in (
+            (regs.IRBAR_HI, self.inring >> 32),
+            (regs.IRBAR_LO, self.inring & 0xFFFFFFFF),
+            (regs.ORBAR_HI, self.outring >> 32),
+            (regs.ORBAR_LO, self.outring & 0xFFFFFFFF),
+            (regs.IRSR, RING_DEPTH),
+            (regs.ORSR, RING_DEPTH),
+            (regs.JRCFGR_LS, regs.JRCFGR_IMSK),  # polled, as a user-space driver does
+        ):
+            self.write(reg, value)
+        self.in_index = 0
+        self.out_index = 0
+
+    def write(self, reg: int, value: int) -> None:
+        self.model.write32(self.base + reg, value)
+
+    def read(self, reg: int) -> int:
+        return self.model.read32(self.base + reg)
+
+    def _pointer(self, addr: int) -> bytes:
+        parts = [addr >> 32, addr & 0xFFFFFFFF] if self.pointer_words == 2 else [addr]
+        return b"".join(p.to_bytes(4, self.order) for p in parts)
+
+    def put_words(self, words: Sequence[int]) -> int:
+        addr = self.model.memory.alloc(4 * len(words))
+        self.model.memory.write(addr, b"".join(w.to_bytes(4, self.order) for w in words))
+        return addr
+
+    def run(self, desc: int) -> int:
+        """Enqueue one descriptor, poll for its completion, return the status from the entry."""
+        if self.read(regs.IRSAR) == 0:
+            raise WorkbenchError("job ring 0 has no free slot")
+        entry = self._pointer(desc)
+        self.model.memory.write(self.inring + self.in_index * len(entry), entry)
+        self.in_index = (self.in_index + 1) % RING_DEPTH
+        self.write(regs.IRJAR, 1)
+        if self.read(regs.ORSFR) == 0:
+            intr = self.read(regs.JRINTR)
+            raise WorkbenchError(f"the job did not complete (JRINTR 0x{intr:08x})")
+        size = 4 * (self.pointer_words + 1)
+        raw = self.model.memory.read(self.outring + self.out_index * size, size)
+        self.out_index = (self.out_index + 1) % RING_DEPTH
+        self.write(regs.ORJRR, 1)
+        got = [int.from_bytes(raw[i : i + 4], self.order) for i in range(0, size, 4)]
+        back = (got[0] << 32 | got[1]) if self.pointer_words == 2 else got[0]
+        if back != desc:
+            raise WorkbenchError(f"the output ring returned descriptor 0x{back:x}, not 0x{desc:x}")
+        return got[-1]
+
+
+def _instantiate_rng(driver: _Driver) -> int:
+    word = driver.run(driver.put_words(RNG_INSTANTIATE))
+    source = word >> 28
+    # A HALT at the end may report 0 or a jump-halt source with a zero low byte (brief).
+    halted_ok = source in (SRC_NONE, SRC_JUMP_HALT_USER, SRC_JUMP_HALT_COND) and not word & 0xFF
+    rdsta = driver.model.read32(regs.RDSTA)
+    if not halted_ok or not rdsta & regs.RDSTA_IF0:
+        raise WorkbenchError(
+            f"RNG4 instantiation returned {Status(word)}, RDSTA 0x{rdsta:08x}; "
+            "try --no-rng-instantiate"
+        )
+    return rdsta
+
+
+def _tokens(words: str | Sequence[int | str | Ref]) -> list[int | Ref]:
+    if isinstance(words, str):
+        return parse_tokens(words)
+    out: list[int | Ref] = []
+    for n, w in enumerate(words):
+        if isinstance(w, str):
+            out.append(_token(w.strip(), n))
+        elif isinstance(w, Ref) or (isinstance(w, int) and 0 <= w <= 0xFFFFFFFF):
+            out.append(w)
+        else:
+            raise WorkbenchError(f"token {n} is not a 32-bit word, @NAME or Ref")
+    if not out:
+        raise WorkbenchError("no descriptor words given")
+    return out
+
+
+def run_descriptor(
+    part: str,
+    words: str | Sequence[int | str | Ref],
+    buffers: Sequence[Buffer] = (),
+    *,
+    rng_instantiated: bool = True,
+    long_pointers: bool = False,
+    seed: bytes | None = None,
+) -> WorkbenchResult:
+    """Run one descriptor on a fresh model of ``part`` through job ring 0.
+
+    ``words``: text (as ``parse_tokens`` reads it) or a sequence of ints, ``"@name+off"`` strings
+    and ``Ref``. ``rng_instantiated``: first run the RNG4 instantiate recipe for state handle 0
+    through the ring, as a driver does after reset. Raises ``WorkbenchError`` for bad usage, never
+    for a job that fails: its status is in the result.
+    """
+    from cryptoffload.caam.model import CaamModel
+    from cryptoffload.caam.model.core import Counters
+
+    tokens = _tokens(words)
+    names = [b.name for b in buffers]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise WorkbenchError(f"buffer {dup!r} is given twice")
+    try:
+        model = CaamModel(part, seed=seed)
+    except ValueError as exc:
+        raise WorkbenchError(str(exc)) from None
+    if not regs.sec_present(model.svr):
+        raise WorkbenchError(
+            f"{part} has no SEC block (SVR 0x{model.svr:08x} lacks the E bit "
+            f"0x{regs.SVR_E_BIT:08x}): a driver must not touch it; nothing ran"
+        )
+    driver = _Driver(model, long_pointers=long_pointers)
+    rdsta = _instantiate_rng(driver) if rng_instantiated else model.read32(regs.RDSTA)
+    model.counters = Counters()  # count the user's job only
+
+    mem = model.memory
+    where: dict[str, int] = {}
+    for b in buffers:
+        where[b.name] = mem.alloc(max(1, len(b)))
+        mem.write(where[b.name], b.data)
+    sizes = {b.name: len(b) for b in buffers}
+    resolved = _resolve(tokens, where, sizes, driver.pointer_words)
+    desc = driver.put_words(resolved)
+    word = driver.run(desc)
+
+    after = {b.name: mem.read(where[b.name], len(b)) for b in buffers}
+    return WorkbenchResult(
+        part=model.part.name,
+        byteorder=driver.order,
+        long_pointers=driver.pointer_words == 2,
+        rng_instantiated=rng_instantiated,
+        rdsta=rdsta,
+        status=word,
+        words=tuple(resolved),
+        descriptor_address=desc,
+        buffers={b.name: (where[b.name], len(b), "out" if b.output else "in") for b in buffers},
+        outputs={b.name: after[b.name] for b in buffers if b.output},
+        changed={
+            b.name: after[b.name] for b in buffers if not b.output and after[b.name] != b.data
+        },
+        counters=model.counters.snapshot(),
+    )
