@@ -298,3 +298,29 @@ def test_long_hmac_streams_through_the_kernel():
         mac.update(piece)
     assert mac.finalize() == std_hmac.new(key, piece * 5, "sha256").digest()
     assert provider.counters.snapshot()["afalg:any"]["hmac-sha256"]["ops"] == 1
+
+
+@pytest.mark.parametrize("driver", [VIRTIO, "cbc-aes-aesni"])
+def test_spliced_requests_give_the_same_bytes_as_copied_ones(driver):
+    from cryptoffload.ops import Op
+
+    spliced = afalg.AfalgEngine(driver=driver, splice="always", splice_min=0)
+    copied = afalg.AfalgEngine(driver=driver, splice="never")
+    assert spliced.probe().available and copied.probe().available
+    assert "aes-128-cbc" in spliced._splice_algs and not copied._splice_algs
+    for size in (16, 4096, 16384, 65536):
+        data = bytearray(bytes(range(256)) * (size // 256 or 1))[:size]
+        for kind in ("encrypt", "decrypt"):
+            op = Op("cipher", "aes-128-cbc", kind, key=bytes(16), iv=bytes(16), data=data)
+            assert spliced.run(op) == copied.run(op), (size, kind)
+    spliced.close()
+    copied.close()
+
+
+def test_only_hardware_drivers_splice_by_default():
+    virtio = afalg.AfalgEngine(driver=VIRTIO)
+    aesni = afalg.AfalgEngine(driver="cbc-aes-aesni")
+    virtio.probe()
+    aesni.probe()
+    assert virtio._splice_algs == {"aes-128-cbc", "aes-192-cbc", "aes-256-cbc"}
+    assert aesni._splice_algs == frozenset()

@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from cryptoffload import Provider
-from cryptoffload.engines import afalg, from_spec
+from cryptoffload.engines import _splice, afalg, from_spec
 from cryptoffload.errors import EngineError
 
 
@@ -52,3 +52,41 @@ def test_probe_without_af_alg_names_the_kernel_options():
     assert "CONFIG_CRYPTO_USER_API_SKCIPHER" in caps.reason
     p = Provider(["afalg"])
     assert "afalg" in p.unavailable and [e.name for e in p.engines] == ["software"]
+
+
+needs_splice = pytest.mark.skipif(not _splice.AVAILABLE, reason="no vmsplice on this platform")
+
+
+@needs_splice
+@pytest.mark.parametrize("kind", [bytes, bytearray])
+def test_splice_pipe_moves_every_byte_in_order_across_several_pipe_loads(kind):
+    import fcntl
+    import os
+
+    data = kind(os.urandom(200 * 1024))  # more than three loads of the 64 KiB pipe
+    pipe = _splice.SplicePipe(64 * 1024)
+    sink_r, sink_w = os.pipe()
+    fcntl.fcntl(sink_w, fcntl.F_SETPIPE_SZ, 1 << 20)
+    try:
+        pipe.send(sink_w, data, 1000, len(data) - 7)
+        os.close(sink_w)
+        received = b""
+        while chunk := os.read(sink_r, 1 << 20):
+            received += chunk
+    finally:
+        pipe.close()
+        os.close(sink_r)
+    assert received == bytes(data[1000:-7])
+
+
+@needs_splice
+def test_read_only_views_are_not_spliced_but_sent_by_copy():
+    assert afalg._spliceable(b"x") and afalg._spliceable(bytearray(3))
+    assert not afalg._spliceable(memoryview(b"abc"))
+    with pytest.raises(TypeError, match="spliced"):
+        _splice.address_of(memoryview(b"abc"))
+
+
+def test_splice_choice_is_checked():
+    with pytest.raises(ValueError, match="hardware, always, never"):
+        afalg.AfalgEngine(splice="sometimes")

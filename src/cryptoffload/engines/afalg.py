@@ -16,7 +16,7 @@ from typing import Any
 
 from cryptography.exceptions import InvalidTag
 
-from cryptoffload.engines import procfs
+from cryptoffload.engines import _splice, procfs
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import EngineError, Unavailable
 
@@ -30,6 +30,12 @@ KERNEL_OPTIONS = (
 MAX_REQUEST = 64 * 1024
 #: Bound tfm sockets kept (one per algorithm, driver and key).
 MAX_TFMS = 64
+#: Cipher requests from this size up, to a hardware driver, are spliced into the socket
+#: (vmsplice: the pages move, no copy) instead of sent with sendmsg. Measured in the rig with
+#: benchmarks/afalg_splice.py: for the virtio device splicing gained 0-30% from 16 KiB up; for
+#: the aesni software driver it lost 10-70% at every size, so software drivers never splice.
+SPLICE_MIN = 16 * 1024
+SPLICE_CHOICES = ("hardware", "always", "never")
 
 
 def _kernel_names() -> dict[str, tuple[str, str]]:
@@ -57,8 +63,20 @@ _DECRYPT = getattr(socket, "ALG_OP_DECRYPT", 0)
 class AfalgEngine:
     """Ops through AF_ALG sockets; see the module docstring for the spec forms."""
 
-    def __init__(self, driver: str | None = None, allow_software: bool = False) -> None:
+    def __init__(
+        self,
+        driver: str | None = None,
+        allow_software: bool = False,
+        splice: str = "hardware",
+        splice_min: int = SPLICE_MIN,
+    ) -> None:
+        if splice not in SPLICE_CHOICES:
+            raise ValueError(f"splice must be one of {', '.join(SPLICE_CHOICES)}, got {splice!r}")
         self.driver = driver
+        #: Which drivers' cipher requests are spliced rather than copied, and from what size.
+        self.splice = splice if _splice.AVAILABLE else "never"
+        self.splice_min = splice_min
+        self._splice_algs: frozenset[str] = frozenset()
         self.allow_software = allow_software or driver is not None
         self.name = f"afalg:{driver}" if driver else ("afalg:any" if allow_software else "afalg")
         self._bind: dict[str, tuple[str, str]] = {}  # our name -> (type, name to bind)
@@ -101,6 +119,13 @@ class AfalgEngine:
                 "hardware": entry.hardware,
             }
         info = {"algorithms": detail, "skipped": skipped}
+        if self.splice != "never":
+            self._splice_algs = frozenset(
+                alg
+                for alg in claimed
+                if KERNEL_NAMES[alg][0] == "skcipher"
+                and (self.splice == "always" or self._drivers[alg].hardware)
+            )
         if not claimed:
             why = (
                 "no algorithm is bound to a hardware driver"
@@ -200,10 +225,13 @@ class AfalgEngine:
             for tfm in self._tfms.values():
                 tfm.close()
             self._tfms.clear()
-        # This thread's operation sockets (other threads' go when their thread ends).
+        # This thread's operation sockets and pipe (other threads' go when their thread ends).
         for table in ("ops", "fast"):
             for sock in self._local.__dict__.pop(table, {}).values():
                 sock.close()
+        pipe = self._local.__dict__.pop("pipe", None)
+        if pipe is not None:
+            pipe.close()
 
     # -- operations ----------------------------------------------------------------------------
 
@@ -223,7 +251,9 @@ class AfalgEngine:
             direction = _ENCRYPT if op.kind == "encrypt" else _DECRYPT
             n = len(data)
             try:
-                if op.iv is None:
+                if n >= self.splice_min and op.alg in self._splice_algs and _spliceable(data):
+                    self._splice_request(sock, data, direction, op.iv)
+                elif op.iv is None:
                     sock.sendmsg_afalg([data], op=direction)
                 else:
                     sock.sendmsg_afalg([data], op=direction, iv=op.iv)
@@ -231,10 +261,14 @@ class AfalgEngine:
                 if len(out) < n:
                     out += _recv_exact(sock, n - len(out))
             except OSError as exc:
-                # The socket may hold half a request: it goes, and the next op accepts anew.
+                # The socket (and the pipe) may hold half a request: they go, and the next op
+                # starts anew.
                 stale = self._local.__dict__.get("fast", {}).pop((bound, op.key), None)
                 if stale is not None:
                     stale.close()
+                pipe = self._local.__dict__.pop("pipe", None)
+                if pipe is not None:
+                    pipe.close()
                 raise _declined(exc) from None
             return out
         self._local.current = None
@@ -256,6 +290,18 @@ class AfalgEngine:
             self._discard_current()
             raise
         raise Unavailable("unsupported", f"family {family}")
+
+    def _splice_request(
+        self, sock: socket.socket, data: Any, direction: int, iv: bytes | None
+    ) -> None:
+        pipe = self._local.__dict__.get("pipe")
+        if pipe is None:
+            pipe = self._local.pipe = _splice.SplicePipe(MAX_REQUEST)
+        if iv is None:
+            sock.sendmsg_afalg(op=direction, flags=socket.MSG_MORE)
+        else:
+            sock.sendmsg_afalg(op=direction, iv=iv, flags=socket.MSG_MORE)
+        pipe.send(sock.fileno(), data)
 
     def _cipher(self, op: Any) -> bytes:
         tfm = self._tfm(op.alg, op.key)
@@ -392,6 +438,16 @@ class _KernelStream:
 
     def close(self) -> None:
         self._sock.close()
+
+
+def _spliceable(data: Any) -> bool:
+    if type(data) is bytes:
+        return True
+    try:
+        view = memoryview(data)
+    except TypeError:
+        return False
+    return not view.readonly and view.c_contiguous
 
 
 def _request(sock: socket.socket, data: Any, direction: int, iv: bytes | None, n: int) -> bytes:
