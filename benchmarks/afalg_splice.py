@@ -11,22 +11,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
+
+from afalg_vs_c import py_rate as rate
 
 from cryptoffload.engines.afalg import AfalgEngine
 from cryptoffload.ops import Op
-
-
-def rate(fn, seconds: float) -> float:
-    fn()
-    ops, start = 0, time.perf_counter()
-    while True:
-        for _ in range(8):
-            fn()
-        ops += 8
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return ops / elapsed
 
 
 def main() -> int:
