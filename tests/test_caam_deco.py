@@ -10,8 +10,8 @@ import pytest
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, rsa, utils
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from vectors.loaders import aes_vectors, gcm_vectors
+from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
+from vectors.loaders import aes_vectors, ccm_vectors, gcm_vectors
 
 from cryptoffload.caam import status
 from cryptoffload.caam.model.deco import JobContext, JobResult, run_job
@@ -299,6 +299,89 @@ def test_gcm_nist_vectors() -> None:
             else:
                 assert result.status == 0
                 assert b.read(p_out, len(r["pt"])) == r["pt"]
+
+
+def ccm_blocks(nonce: bytes, alen: int, plen: int, tlen: int) -> tuple[bytes, bytes]:
+    """B0 and CTR0 as SP 800-38C formats them (what NXP's CCM drivers load into the context)."""
+    q = 15 - len(nonce)
+    flags = (0x40 if alen else 0) | ((tlen - 2) // 2) << 3 | (q - 1)
+    return bytes([flags]) + nonce + plen.to_bytes(q, "big"), bytes([q - 1]) + nonce + bytes(q)
+
+
+def ccm_words(
+    b: Bench, key: bytes, nonce: bytes, aad: bytes, data: bytes, tlen: int, tag: bytes | None = None
+) -> tuple[list[int], int, int]:
+    """NXP's one-shot CCM descriptor (MCUXpresso templateAesCcm): B0 and CTR0 by immediate LOAD,
+    the AAD with its 2-byte length in front, the message with LAST1, then the tag: STORE from
+    context offset 32 (encrypt) or an ICV FIFO LOAD checked by the engine (decrypt)."""
+    order = b.part.byteorder
+    b0, ctr0 = ccm_blocks(nonce, len(aad), len(data), tlen)
+    n = len(data)
+    p_out, p_tag = b.buf(n), b.buf(tag if tag is not None else 16)
+    op = 0x8210080D if tag is None else 0x8210080E
+    words = [KEY_C1 | len(key), b.buf(key), 0x12A00010, *imm_words(b0, order)]
+    words += [0x12A01010, *imm_words(ctr0, order), op]
+    if aad:
+        encoded = len(aad).to_bytes(2, "big") + aad
+        words += [FIFO_LOAD_AAD_FLUSH1 | len(encoded), b.buf(encoded)]
+    words += [0x22130000 | n, b.buf(data), FIFO_STORE_MSG | n, p_out]
+    if tag is None:
+        words += [0x52202000 | tlen, p_tag]
+    else:
+        words += [0x223B0000 | len(tag), p_tag]
+    return words, p_out, p_tag
+
+
+def test_ccm_nist_vectors() -> None:
+    records = ccm_vectors()
+    assert len(records) > 2000
+    for part in ("t2080", "imx7d"):
+        b = Bench(part)
+        for r in records if part == "t2080" else records[::17]:
+            tlen = r["tlen"]
+            if r["direction"] == "encrypt":
+                words, p_out, p_tag = ccm_words(b, r["key"], r["nonce"], r["aad"], r["pt"], tlen)
+                assert b.run(*words).status == 0, r["count"]
+                assert b.read(p_out, len(r["ct"])) == r["ct"]
+                assert b.read(p_tag, tlen) == r["tag"]
+                continue
+            words, p_out, _ = ccm_words(b, r["key"], r["nonce"], r["aad"], r["ct"], tlen, r["tag"])
+            result = b.run(*words)
+            if r["fail"]:
+                assert result.status == status.ccb(
+                    status.CHA_AES, status.ERR_ICVCHK, len(words) - 1
+                )
+            else:
+                assert result.status == 0, r["count"]
+                assert b.read(p_out, len(r["pt"])) == r["pt"]
+
+
+def test_ccm_context_after_the_job(bench: Bench) -> None:
+    key, nonce, aad, pt = os.urandom(16), os.urandom(13), b"header", os.urandom(40)
+    sealed = AESCCM(key, tag_length=16).encrypt(nonce, pt, aad)
+    for encrypt in (True, False):
+        tag = None if encrypt else sealed[-16:]
+        data = pt if encrypt else sealed[:-16]
+        words, _, _ = ccm_words(bench, key, nonce, aad, data, 16, tag)
+        p_ctx = bench.buf(48)
+        assert bench.run(*words, 0x52200030, p_ctx).status == 0
+        ctx = bench.read(p_ctx, 48)
+        # OP-TEE reads the tag from offset 32 after an encrypt, and XORs offsets 0 and 32 after
+        # a decrypt: offset 0 is the CBC-MAC, offset 32 E(CTR0) or the encrypted tag.
+        enc_tag = (
+            ctx[32:48] if encrypt else bytes(x ^ y for x, y in zip(ctx, ctx[32:], strict=False))
+        )
+        assert enc_tag[:16] == sealed[-16:]
+
+
+def test_ccm_bad_tag_writes_plaintext_then_fails(bench: Bench) -> None:
+    key, nonce, pt = os.urandom(32), os.urandom(7), os.urandom(33)
+    sealed = AESCCM(key, tag_length=8).encrypt(nonce, pt, None)
+    bad = bytes([sealed[-1] ^ 1])
+    words, p_out, _ = ccm_words(bench, key, nonce, b"", sealed[:-8], 8, sealed[-8:-1] + bad)
+    result = bench.run(*words)
+    assert result.status == status.ccb(status.CHA_AES, status.ERR_ICVCHK, len(words) - 1)
+    assert bench.read(p_out, len(pt)) == pt
 
 
 # ---------------------------------------------------------------------- hashes and HMAC

@@ -1,9 +1,17 @@
-"""The CHAs one job streams data through: class-1 AES (block modes and GCM), class-2 MD hashing.
+"""The CHAs one job streams data through: class-1 AES (block modes, GCM, CCM), class-2 MD hashing.
 
 Each unit takes data in the pieces the descriptor's FIFO LOADs deliver, returns output as soon as
 the mode can produce it, keeps its context register current (CBC/CFB/OFB IV at offset 0, CTR
 counter at offset 16, GCM tag at offset 0, the digest at class-2 offset 0) and raises ``ChaError``
 with a CCB CHA id and error id for what the hardware would refuse.
+
+CCM follows NXP's one-shot CCM descriptors (MCUXpresso fsl_caam.c templateAesCcm; OP-TEE
+caam_ae_ccm.c): software LOADs B0 to context offset 0 and CTR0 to offset 16, FIFO LOADs the AAD
+with its 2-byte length encoding in front, then the message; afterwards context offset 0 holds the
+CBC-MAC T and offset 32 the encrypted tag T ^ E(CTR0) (encrypt) or E(CTR0) (decrypt, where OP-TEE
+XORs the two itself). An ICV FIFO LOAD may follow the message's LAST1 (NXP's template does so).
+Inferred, not documented: the AAD and message are each zero-padded to a block for the MAC, as
+SP 800-38C formats them.
 
 Model limits: GCM IVs of 8 to 128 bytes (what `cryptography` takes; others: AES DATASIZ), ICVs of
 4 to 16 bytes; an IV FIFO LOAD in the other AES modes fills the context where the mode keeps its
@@ -24,6 +32,7 @@ from cryptoffload.modes import CFB, OFB
 
 __all__ = [
     "AAI_CBC",
+    "AAI_CCM",
     "AAI_CFB",
     "AAI_CTR",
     "AAI_ECB",
@@ -42,6 +51,7 @@ AAI_CBC = 0x10
 AAI_ECB = 0x20
 AAI_CFB = 0x30
 AAI_OFB = 0x40
+AAI_CCM = 0x80
 AAI_GCM = 0x90
 AAI_HASH = 0x00
 AAI_HMAC = 0x01
@@ -81,7 +91,7 @@ class AesUnit:
     def __init__(
         self, aai: int, encrypt: bool, key: bytes, context: bytearray, *, icv_check: bool = False
     ) -> None:
-        if aai not in (AAI_CTR, AAI_CBC, AAI_ECB, AAI_CFB, AAI_OFB, AAI_GCM):
+        if aai not in (AAI_CTR, AAI_CBC, AAI_ECB, AAI_CFB, AAI_OFB, AAI_CCM, AAI_GCM):
             raise _aes_error(status.ERR_MODE, f"AES mode AAI 0x{aai:x} is not modelled")
         if len(key) not in (16, 24, 32):
             raise _aes_error(status.ERR_KEYSIZ, f"AES key of {len(key)} bytes")
@@ -95,6 +105,9 @@ class AesUnit:
         self._icv = b""
         self._gcm: CipherContext | None = None  # produces the output
         self._tagger: CipherContext | None = None  # decrypt: re-encrypts to compute the tag
+        self._mac_input = bytearray()  # CCM: B0 || padded AAD || padded plaintext, for the MAC
+        self._ccm: CipherContext | None = None  # CCM: the counter-mode part
+        self._tag = b""  # CCM: the encrypted tag once the stream has ended
         self.done = False
 
     def __repr__(self) -> str:
@@ -199,10 +212,67 @@ class AesUnit:
             if not hmac.compare_digest(tag[: len(self._icv)], self._icv):
                 raise _aes_error(status.ERR_ICVCHK, "GCM tag mismatch")
 
+    # ------------------------------------------------------------------ CCM
+
+    def _ccm_feed(self, kind: str, data: bytes) -> bytes:
+        if kind == "icv":
+            self._icv += data
+            if self.done:  # the ICV after the message's LAST1, as NXP's descriptors load it
+                self._ccm_check()
+            return b""
+        if kind == "aad":
+            if self._ccm is not None:
+                raise _aes_error(status.ERR_SEQUENCE, "CCM AAD after message data")
+            if not self._mac_input:
+                self._mac_input += self._ctx[0:BLOCK]  # B0
+            self._mac_input += data
+            return b""
+        if kind != "msg":
+            raise _aes_error(status.ERR_SEQUENCE, f"{kind.upper()} data in AES CCM")
+        self._ccm_start()
+        assert self._ccm is not None
+        out = self._ccm.update(data)
+        self._mac_input += out if not self.encrypt else data
+        return out
+
+    def _ccm_start(self) -> None:
+        if self._ccm is not None:
+            return
+        if not self._mac_input:
+            self._mac_input += self._ctx[0:BLOCK]
+        self._mac_input += bytes(-len(self._mac_input) % BLOCK)  # the AAD's zero padding
+        ctr1 = (int.from_bytes(self._ctx[CTR_OFFSET : CTR_OFFSET + BLOCK], "big") + 1) % (1 << 128)
+        mode = modes.CTR(ctr1.to_bytes(BLOCK, "big"))
+        self._ccm = Cipher(algorithms.AES(self._key), mode).encryptor()
+
+    def _ccm_finish(self) -> None:
+        self._ccm_start()
+        mac_input = bytes(self._mac_input) + bytes(-len(self._mac_input) % BLOCK)
+        mac = Cipher(algorithms.AES(self._key), modes.CBC(bytes(BLOCK))).encryptor()
+        t = mac.update(mac_input)[-BLOCK:]
+        ctr0 = bytes(self._ctx[CTR_OFFSET : CTR_OFFSET + BLOCK])
+        s0 = Cipher(algorithms.AES(self._key), modes.ECB()).encryptor().update(ctr0)
+        self._tag = _xor(t, s0)
+        self._ctx[0:BLOCK] = t
+        self._ctx[2 * BLOCK : 3 * BLOCK] = self._tag if self.encrypt else s0
+        if self._icv:
+            self._ccm_check()
+
+    def _ccm_check(self) -> None:
+        if not self.icv_check:
+            return
+        low, high = _ICV_RANGE
+        if not low <= len(self._icv) <= high:
+            raise _aes_error(status.ERR_DATASIZ, f"CCM ICV of {len(self._icv)} bytes")
+        if not hmac.compare_digest(self._tag[: len(self._icv)], self._icv):
+            raise _aes_error(status.ERR_ICVCHK, "CCM tag mismatch")
+
     # ------------------------------------------------------------------ FIFO interface
 
     def feed(self, kind: str, data: bytes) -> bytes:
         """Take one FIFO LOAD's data of ``kind`` ("msg", "iv", "aad", "icv"); return output."""
+        if self.aai == AAI_CCM and (kind == "icv" or not self.done):
+            return self._ccm_feed(kind, data)
         if self.done:
             raise _aes_error(status.ERR_SEQUENCE, "data after LAST1")
         if self.aai == AAI_GCM:
@@ -222,6 +292,9 @@ class AesUnit:
         self.done = True
         if self.aai == AAI_GCM:
             self._gcm_finish()
+            return b""
+        if self.aai == AAI_CCM:
+            self._ccm_finish()
             return b""
         return self._tail()
 

@@ -17,12 +17,12 @@ Choices where the public sources stop (each gives the status a driver would see)
   generation) and FINALIZE (reseed) need it instantiated, else CCB 0x54. A FIFO STORE of RNG
   data draws from the handle of the last RNG OPERATION (handle 0 without one).
 - Key size errors are reported at the OPERATION, data size errors at the FIFO LOAD ending the
-  stream, a GCM or HMAC ICV mismatch at the ICV FIFO LOAD (output already written).
+  stream, a GCM, CCM or HMAC ICV mismatch at the ICV FIFO LOAD (output already written).
 - Output FIFO STOREs still unfilled when the descriptor ends would stall a real DECO until its
   watchdog fires: DECO 0x1C at the store's index. More than 4096 commands executed (a jump
   loop): DECO 0x1C as well.
 - Commands the model does not run (MOVE, MATH, SIGNATURE, black or trusted keys, scatter/gather,
-  non-local jumps, CCM, XTS, CMAC, split HMAC keys, hash states other than INITFINAL): the DECO
+  non-local jumps, XTS, CMAC, split HMAC keys, hash states other than INITFINAL): the DECO
   "invalid <command>" codes of Linux's error.c, or CCB MODE for OPERATIONs. DES/3DES and unknown
   algorithms: CCB INVCHA (the model's parts list no DES CHA).
 """
