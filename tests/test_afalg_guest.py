@@ -317,9 +317,10 @@ def test_spliced_requests_give_the_same_bytes_as_copied_ones(driver):
     copied.close()
 
 
-def test_only_hardware_drivers_splice_by_default():
-    virtio = afalg.AfalgEngine(driver=VIRTIO)
-    aesni = afalg.AfalgEngine(driver="cbc-aes-aesni")
+def test_nothing_splices_by_default_and_hardware_choice_splices_only_device_drivers():
+    assert not afalg.AfalgEngine(driver=VIRTIO)._splice_algs
+    virtio = afalg.AfalgEngine(driver=VIRTIO, splice="hardware")
+    aesni = afalg.AfalgEngine(driver="cbc-aes-aesni", splice="hardware")
     virtio.probe()
     aesni.probe()
     assert virtio._splice_algs == {"aes-128-cbc", "aes-192-cbc", "aes-256-cbc"}

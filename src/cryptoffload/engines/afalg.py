@@ -30,10 +30,12 @@ KERNEL_OPTIONS = (
 MAX_REQUEST = 64 * 1024
 #: Bound tfm sockets kept (one per algorithm, driver and key).
 MAX_TFMS = 64
-#: Cipher requests from this size up, to a hardware driver, are spliced into the socket
-#: (vmsplice: the pages move, no copy) instead of sent with sendmsg. Measured in the rig with
-#: benchmarks/afalg_splice.py: for the virtio device splicing gained 0-30% from 16 KiB up; for
-#: the aesni software driver it lost 10-70% at every size, so software drivers never splice.
+#: With ``splice="hardware"`` (or ``"always"``), cipher requests from this size up are spliced
+#: into the socket (vmsplice: the caller's pages move, no copy) instead of sent with sendmsg.
+#: Off by default because it did not pay where it was measured: in the rig (QEMU TCG) splicing
+#: was 13-36% slower than sendmsg for the virtio device and 20-55% slower for aesni at 1.4 to
+#: 64 KiB (benchmarks/afalg_splice.py). A board whose DMA engine reads user pages directly is
+#: where it may pay: measure there before turning it on.
 SPLICE_MIN = 16 * 1024
 SPLICE_CHOICES = ("hardware", "always", "never")
 
@@ -67,7 +69,7 @@ class AfalgEngine:
         self,
         driver: str | None = None,
         allow_software: bool = False,
-        splice: str = "hardware",
+        splice: str = "never",
         splice_min: int = SPLICE_MIN,
     ) -> None:
         if splice not in SPLICE_CHOICES:
@@ -200,14 +202,16 @@ class AfalgEngine:
         self._local.current = tfm
         return sock
 
-    def _fast_socket(self, alg: str, bound: tuple[str, str], key: bytes) -> socket.socket:
-        """A new operation socket for this thread, transform and key (the cipher hot path)."""
+    def _fast_socket(self, alg: str, key: bytes) -> socket.socket:
+        """A new operation socket for this thread, algorithm and key (the cipher hot path)."""
+        if alg not in self._bind:
+            raise Unavailable("unsupported", alg)
         ops = self._local.__dict__.setdefault("fast", {})
         if len(ops) >= MAX_TFMS:
             for old in ops.values():
                 old.close()
             ops.clear()
-        sock = ops[(bound, key)] = self._tfm(alg, key).accept()[0]
+        sock = ops[(alg, key)] = self._tfm(alg, key).accept()[0]
         return sock
 
     def _discard_current(self) -> None:
@@ -237,21 +241,20 @@ class AfalgEngine:
 
     def run(self, op: Any) -> Any:
         """Perform ``op`` in the kernel; decline what AF_ALG cannot express."""
-        bound = self._bind.get(op.alg)
-        if bound is None:
-            raise Unavailable("unsupported", op.alg)
-        family = op.family
+        alg = op.alg
         data = op.data
+        family = op.family
         if family == "cipher" and len(data) <= MAX_REQUEST:
-            # The hot path, kept flat: one dict lookup finds this thread's operation socket.
-            ops = self._local.__dict__.get("fast")
-            sock = ops.get((bound, op.key)) if ops is not None else None
+            # The hot path, kept flat: one dict lookup finds this thread's operation socket for
+            # this algorithm and key (the engine binds one driver per algorithm).
+            fast = self._local.__dict__.get("fast")
+            sock = fast.get((alg, op.key)) if fast is not None else None
             if sock is None:
-                sock = self._fast_socket(op.alg, bound, op.key)
+                sock = self._fast_socket(alg, op.key)
             direction = _ENCRYPT if op.kind == "encrypt" else _DECRYPT
             n = len(data)
             try:
-                if n >= self.splice_min and op.alg in self._splice_algs and _spliceable(data):
+                if self._splice_algs and n >= self.splice_min and alg in self._splice_algs:
                     self._splice_request(sock, data, direction, op.iv)
                 elif op.iv is None:
                     sock.sendmsg_afalg([data], op=direction)
@@ -263,7 +266,7 @@ class AfalgEngine:
             except OSError as exc:
                 # The socket (and the pipe) may hold half a request: they go, and the next op
                 # starts anew.
-                stale = self._local.__dict__.get("fast", {}).pop((bound, op.key), None)
+                stale = self._local.__dict__.get("fast", {}).pop((alg, op.key), None)
                 if stale is not None:
                     stale.close()
                 pipe = self._local.__dict__.pop("pipe", None)
@@ -271,6 +274,8 @@ class AfalgEngine:
                     pipe.close()
                 raise _declined(exc) from None
             return out
+        if alg not in self._bind:
+            raise Unavailable("unsupported", alg)
         self._local.current = None
         try:
             if family == "cipher":
@@ -294,6 +299,9 @@ class AfalgEngine:
     def _splice_request(
         self, sock: socket.socket, data: Any, direction: int, iv: bytes | None
     ) -> None:
+        if not _spliceable(data):
+            _request_send(sock, data, direction, iv)
+            return
         pipe = self._local.__dict__.get("pipe")
         if pipe is None:
             pipe = self._local.pipe = _splice.SplicePipe(MAX_REQUEST)
@@ -450,11 +458,15 @@ def _spliceable(data: Any) -> bool:
     return not view.readonly and view.c_contiguous
 
 
-def _request(sock: socket.socket, data: Any, direction: int, iv: bytes | None, n: int) -> bytes:
+def _request_send(sock: socket.socket, data: Any, direction: int, iv: bytes | None) -> None:
     if iv is None:
         sock.sendmsg_afalg([data], op=direction)
     else:
         sock.sendmsg_afalg([data], op=direction, iv=iv)
+
+
+def _request(sock: socket.socket, data: Any, direction: int, iv: bytes | None, n: int) -> bytes:
+    _request_send(sock, data, direction, iv)
     return _recv_exact(sock, n)
 
 
