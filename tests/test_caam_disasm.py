@@ -87,10 +87,32 @@ def test_notes_for_short_input_extra_words_and_no_header() -> None:
     assert 'UNKNOWN        reason="runs past the descriptor length" words=0x02000010' in past
 
 
-def test_key_command_line_hides_nothing_it_was_given_but_repr_does() -> None:
-    command = decode([0xB0800003, 0x02800004, 0xA1B2C3D4])[1]
-    assert "data=a1b2c3d4" in format_command(command)
+def test_immediate_key_bytes_are_hidden_unless_asked_for() -> None:
+    words = [0xB0800003, 0x02800004, 0xA1B2C3D4]
+    command = decode(words)[1]
+    assert "a1b2c3d4" not in format_command(command)
+    assert "<4 key bytes hidden: --show-keys>" in format_command(command)
+    assert "data=a1b2c3d4" in format_command(command, show_keys=True)
     assert "a1b2c3d4" not in repr(command)
+    hidden = to_json(decode(words))[1]
+    assert "a1b2c3d4" not in json.dumps(hidden) and hidden["words"] == ["0x02800004", None]
+    assert to_json(decode(words), show_keys=True)[1]["fields"]["data"] == "a1b2c3d4"
+
+
+def test_immediate_load_into_a_key_register_is_hidden_too() -> None:
+    words = [0xB0800003, 0x12C00004, 0xA1B2C3D4]  # LOAD class 1, IMM, key register, 4 bytes
+    command = decode(words)[1]
+    assert command.fields["reg_name"] == "key"
+    assert "a1b2c3d4" not in disassemble_text(words)
+
+
+def test_show_keys_flag_on_the_command_line(capsys) -> None:
+    from cryptoffload import cli
+
+    assert cli.main(["caam", "disasm", "b0800003", "02800004", "a1b2c3d4"]) == 0
+    assert "a1b2c3d4" not in capsys.readouterr().out
+    assert cli.main(["caam", "disasm", "--show-keys", "b0800003", "02800004", "a1b2c3d4"]) == 0
+    assert "data=a1b2c3d4" in capsys.readouterr().out
 
 
 def test_json_form() -> None:
@@ -176,7 +198,7 @@ def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_json_long_pointers_and_little_endian(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["caam", "disasm", "--json", "--long-pointers", "--byteorder", "little"]
+    args = ["caam", "disasm", "--json", "--long-pointers", "--byteorder", "little", "--show-keys"]
     assert main([*args, "b0800006,02800003,00ccbbaa,22100000,00000001,00002000"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [c["name"] for c in out] == ["HEADER", "KEY", "FIFO_LOAD"]

@@ -43,6 +43,11 @@ def _add_disasm(sub: Any) -> None:
         help="byte order of the part, for immediate data (default big: QorIQ)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--show-keys",
+        action="store_true",
+        help="print immediate key bytes (hidden by default: the output may end up in logs)",
+    )
     p.set_defaults(func=cmd_disasm)
 
 
@@ -203,11 +208,14 @@ def cmd_disasm(args: argparse.Namespace, console: Any = None) -> int:
     words = _read_words(args)
     if args.json:
         commands = decode(words, long_pointers=args.long_pointers, byteorder=args.byteorder)
-        print(json.dumps(disasm.to_json(commands), indent=2))
+        print(json.dumps(disasm.to_json(commands, show_keys=args.show_keys), indent=2))
     else:
         sys.stdout.write(
             disasm.disassemble_text(
-                words, long_pointers=args.long_pointers, byteorder=args.byteorder
+                words,
+                long_pointers=args.long_pointers,
+                byteorder=args.byteorder,
+                show_keys=args.show_keys,
             )
         )
     return 0

@@ -23,6 +23,22 @@ _HEX = {"pointer", "unknown_bits", "protinfo", "reg", "type", "alg", "aai", "fun
 _LABELS = {"cls": "class", "protid": "protocol"}
 
 
+def carries_key(command: Command) -> bool:
+    """Whether the command's immediate data is key material (KEY, or a LOAD into a key register)."""
+    name, fields = command.name, command.fields
+    if name in ("KEY", "SEQ_KEY"):
+        return fields.get("data") is not None
+    return name in ("LOAD", "SEQ_LOAD") and fields.get("reg_name") == "key" and fields.get("data")
+
+
+def _hidden(command: Command) -> Command:
+    """The command with its key bytes replaced by a note of their length, words masked alike."""
+    fields = dict(command.fields)
+    fields["data"] = f"<{len(command.fields['data'])} key bytes hidden: --show-keys>"
+    words = command.words[:1] + (None,) * (len(command.words) - 1)
+    return Command(command.index, command.name, words, fields)  # type: ignore[arg-type]
+
+
 def _value(key: str, value: Any) -> str:
     if isinstance(value, (bytes, bytearray)):
         return value.hex() if value else "(empty)"
@@ -64,8 +80,11 @@ def _pdb_text(fields: dict[str, Any]) -> str:
     return f"{head} layout={fields['layout']} {named}"
 
 
-def format_command(command: Command) -> str:
-    """One line: word index, first word, command name, every field named."""
+def format_command(command: Command, *, show_keys: bool = False) -> str:
+    """One line: word index, first word, command name, every field named (key bytes hidden
+    unless ``show_keys``)."""
+    if not show_keys and carries_key(command):
+        command = _hidden(command)
     text = _pdb_text(command.fields) if command.name == "PDB" else _fields_text(command.fields)
     if command.name == "UNKNOWN":
         text += " words=" + " ".join(f"0x{w:08x}" for w in command.words)
@@ -90,11 +109,15 @@ def notes(words: Sequence[int], commands: Sequence[Command]) -> list[str]:
 
 
 def disassemble_text(
-    words: Sequence[int], *, long_pointers: bool = False, byteorder: str = "big"
+    words: Sequence[int],
+    *,
+    long_pointers: bool = False,
+    byteorder: str = "big",
+    show_keys: bool = False,
 ) -> str:
     """The disassembly as text, one line per command, then notes starting with ``;``."""
     commands = decode(words, long_pointers=long_pointers, byteorder=byteorder)
-    lines = [format_command(c) for c in commands]
+    lines = [format_command(c, show_keys=show_keys) for c in commands]
     lines += [f"; {n}" for n in notes(words, commands)]
     return "\n".join(lines) + "\n"
 
@@ -103,7 +126,7 @@ def _jsonable(key: str, value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return value.hex()
     if key == "words":
-        return [f"0x{w:08x}" for w in value]
+        return [None if w is None else f"0x{w:08x}" for w in value]
     if isinstance(value, dict):
         return {k: _jsonable(k, v) for k, v in value.items()}
     if isinstance(value, tuple):
@@ -111,8 +134,13 @@ def _jsonable(key: str, value: Any) -> Any:
     return value
 
 
-def to_json(commands: Sequence[Command]) -> list[dict[str, Any]]:
-    """Commands as JSON-ready objects: index, name, words as hex strings, fields (bytes as hex)."""
+def to_json(commands: Sequence[Command], *, show_keys: bool = False) -> list[dict[str, Any]]:
+    """Commands as JSON-ready objects: index, name, words as hex strings, fields (bytes as hex).
+
+    Key bytes (and the words that hold them, as null) are hidden unless ``show_keys``.
+    """
+    if not show_keys:
+        commands = [_hidden(c) if carries_key(c) else c for c in commands]
     return [
         {
             "index": c.index,
