@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import tracemalloc
 
 import pytest
 from cryptography.hazmat.primitives import hashes
@@ -756,6 +757,22 @@ def test_unfilled_output_store_stalls() -> None:
     b = Bench()
     result = b.run(KEY_C1 | 16, b.buf(16), OP_AES["ECB"], FIFO_STORE_MSG | 16, b.buf(16))
     assert result.status == status.deco(0x1C, 4)
+
+
+@pytest.mark.parametrize("store", [FIFO_STORE_RNG, FIFO_STORE_PKHA_B])
+def test_a_4gib_ext_store_to_a_small_buffer_fails_before_making_the_data(store: int) -> None:
+    # The destination is checked first: the model used to generate (or zero-pad) 4 GiB, then
+    # fault on the write.
+    b = Bench()
+    assert b.rng.instantiate(0, index=0) == 0
+    tracemalloc.start()
+    try:
+        result = b.run(store | FIFO_LOAD_EXT, b.buf(64), 0xFFFFFFFF)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.status == status.deco(status.DECO_DMA, 1)
+    assert peak < 1 << 20
 
 
 def test_move_is_not_modelled() -> None:

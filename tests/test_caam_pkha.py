@@ -214,6 +214,11 @@ def test_pkha_clearmem_clears_the_selected_registers_or_all():
         (0x0B, 0, PkhaRegisters(a=b"\x01", n=b"\x0b"), status.ERR_MODE),  # ECC_MULT
         (pkha.MULT, pkha.FLAG_IN_MONTY, PkhaRegisters(a=b"\x01", n=b"\x0b"), status.ERR_MODE),
         (pkha.MOD_ADD, pkha.FLAG_F2M, PkhaRegisters(a=b"\x01", n=b"\x0b"), status.ERR_MODE),
+        # Operands wider than the PKHA's 4096-bit registers (a 64 KiB modulus took minutes).
+        (pkha.EXPO, 0, PkhaRegisters(a=b"\x02", n=b"\x0b" * 513, e=b"\x03"), status.ERR_DATASIZ),
+        (pkha.EXPO, 0, PkhaRegisters(a=b"\x02", n=b"\x0b", e=b"\x03" * 513), status.ERR_KEYSIZ),
+        (pkha.REDUCT, 0, PkhaRegisters(a=b"\x02" * 513, n=b"\x0b"), status.ERR_PKAMEMSZ),
+        (pkha.MULT, 0, PkhaRegisters(a=b"\x02", b=bytes(513), n=b"\x0b"), status.ERR_PKBMEMSZ),
     ],
 )
 def test_pkha_errors_are_ccb_pk_statuses(function, flags, regs, err):
@@ -446,6 +451,37 @@ def test_ecdsa_sign_even_field_prime_is_pkmodevn():
     ctx = make_ctx()
     words, *_ = sign_words(ctx, bad, 5, 1)
     assert run_protocol(OP_SIGN, words, ctx, index=INDEX) == 0x20000088 | INDEX << 8
+
+
+def _tiny_curve_point(p: int, a: int, b: int) -> tuple[int, int]:
+    """The first point of y^2 = x^3 + ax + b mod p with y != 0, by search."""
+    return next(
+        (x, y) for x in range(p) for y in range(1, p) if (y * y - x**3 - a * x - b) % p == 0
+    )
+
+
+def test_ecdsa_verify_with_a_composite_order_is_pkdivzro_not_an_exception():
+    # The order is checked for oddness only: r = 9 leaves d = 3 without an inverse.
+    ctx = make_ctx()
+    g = point_bytes(*_tiny_curve_point(23, 1, 1), 1)
+    q, r, ab = put_int(ctx, 23, 1), put_int(ctx, 9, 1), put(ctx, bytes([1, 1]))
+    f, c, d = put_int(ctx, 1, 1), put_int(ctx, 1, 1), put_int(ctx, 3, 1)
+    words = pdb(ctx, 1 << 7 | 1, [q, r, put(ctx, g), put(ctx, g), f, c, d, out(ctx, 2), ab])
+    assert run_protocol(OP_VERIFY, words, ctx, index=INDEX) == 0x20000087 | INDEX << 8
+
+
+def test_ecdh_with_a_composite_field_prime_is_pkdivzro_not_an_exception():
+    # The field prime is checked for oddness only: mod 25 some multiples of W have no affine
+    # form (Z shares the factor 5).
+    ctx = make_ctx()
+    w = put(ctx, point_bytes(*_tiny_curve_point(25, 1, 1), 1))
+    q, ab = put_int(ctx, 25, 1), put(ctx, bytes([1, 1]))
+    seen = set()
+    for s in range(1, 30):
+        words = pdb(ctx, 1 << 7 | 1, [q, 0, w, put_int(ctx, s, 1), out(ctx, 1), ab])
+        seen.add(run_protocol(OP_ECDH, words, ctx, index=INDEX))
+    assert 0x20000087 | INDEX << 8 in seen
+    assert seen <= {0, PDBERR, 0x20000087 | INDEX << 8}
 
 
 @pytest.mark.parametrize(

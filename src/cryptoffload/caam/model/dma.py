@@ -62,6 +62,13 @@ class JobBus:
         except DmaError:
             raise JobStop(status.deco(status.DECO_DMA, index)) from None
 
+    def writable(self, addr: int, n: int, index: int) -> int:
+        """``addr`` when ``n`` bytes there can be written, checked before the data is made (an
+        EXT length can ask for 4 GiB); JobStop with DECO DMA 0x16 when not."""
+        if n and not self.memory.valid(addr, n):
+            raise JobStop(status.deco(status.DECO_DMA, index))
+        return addr
+
     def put(self, addr: int, data: bytes, index: int) -> None:
         """Write ``data`` at ``addr`` for the command at ``index``."""
         if not data:

@@ -272,12 +272,14 @@ class JobState:
             if not rng.is_instantiated(handle):
                 raise JobStop(status.ccb(status.CHA_RNG, status.ERR_RNG_NOT_INSTANTIATED, c.index))
             self.used("RNG")
-            self.bus.put(self._destination(c, length), rng.generate(length, handle), c.index)
+            dest = self.bus.writable(self._destination(c, length), length, c.index)
+            self.bus.put(dest, rng.generate(length, handle), c.index)
         elif kind in _PK_STORES:
             value = getattr(self.pk, _PK_STORES[kind])
             data = value[-length:] if length else b""
             if len(value) > length and any(value[:-length] if length else value):
                 raise JobStop(status.ccb(status.CHA_PK, status.ERR_PKBMEMSZ, c.index))
-            self.bus.put(self._destination(c, length), data.rjust(length, b"\0"), c.index)
+            dest = self.bus.writable(self._destination(c, length), length, c.index)
+            self.bus.put(dest, data.rjust(length, b"\0"), c.index)
         else:
             raise fail(DECO_INVALID_FIFO_STORE, c.index)

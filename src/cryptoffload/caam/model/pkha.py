@@ -52,6 +52,9 @@ CLEAR_N = 0x10000
 
 _FLAG_BITS = 0xFFFC0  # bits 19:6: everything of the mode field above the function number
 
+#: The PKHA's registers hold 4096-bit operands.
+MAX_OPERAND_BYTES = 512
+
 
 @dataclass
 class PkhaRegisters:
@@ -87,6 +90,10 @@ def run_pkha(function: int, flags: int, regs: PkhaRegisters, *, index: int) -> i
     PKHA's registers are as wide as the modulus.
 
     Choices where the public sources stop (each returns a CCB status with CHA PK):
+    - An operand longer than the PKHA's 512-byte registers: N DATASIZ, A PKAMEMSZ, B PKBMEMSZ
+      (two-operand functions), E KEYSIZ (EXPO); the RM is said to name errors 2 and 3 "N / E
+      memory size" for the PKHA, not confirmed. Without the limit a 64 KiB modulus would take
+      the model minutes, where the hardware refuses it.
     - N empty or zero: PKDIVZRO, for every function but CLEARMEM.
     - An even N for MULT and EXPO: PKMODEVN. The hardware computes these in Montgomery form,
       which needs an odd modulus; MOD_ADD, SUB, REDUCT and INV accept an even N.
@@ -119,6 +126,16 @@ def run_pkha(function: int, flags: int, regs: PkhaRegisters, *, index: int) -> i
         return _error(status.ERR_MODE, index)
     if flags & (FLAG_IN_MONTY | FLAG_OUT_MONTY | FLAG_R2_IN | FLAG_F2M):
         return _error(status.ERR_MODE, index)
+
+    too_long = {
+        status.ERR_DATASIZ: regs.n,
+        status.ERR_PKAMEMSZ: regs.a,
+        status.ERR_PKBMEMSZ: regs.b if function in (MOD_ADD, SUB_AB, SUB_BA, MULT) else b"",
+        status.ERR_KEYSIZ: regs.e if function == EXPO else b"",
+    }
+    for err, value in too_long.items():
+        if len(value) > MAX_OPERAND_BYTES:
+            return _error(err, index)
 
     n = _int(regs.n)
     if n == 0:

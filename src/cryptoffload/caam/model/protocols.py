@@ -293,13 +293,20 @@ def _rsa_encrypt(job: _Job) -> None:
     f_len = job.pdb.word()
     if e_len == 0 or e_len > n_len or f_len == 0 or f_len > n_len:
         raise job.pdb_error()
-    f = job.read_int(f_ptr, f_len)
+    _rsa_expo(job, f_ptr, f_len, n_ptr, n_len, e_ptr, e_len, g_ptr)
+
+
+def _rsa_expo(
+    job: _Job, x_ptr: int, x_len: int, n_ptr: int, n_len: int, e_ptr: int, e_len: int, out: int
+) -> None:
+    """x^e mod n into ``out`` (n_len bytes): RSA encrypt, and decrypt with a form 1 key."""
+    x = job.read_int(x_ptr, x_len)
     n = job.read_int(n_ptr, n_len)
     e = job.read_int(e_ptr, e_len)
     job.check_modulus(n)
-    if f >= n:
+    if x >= n:
         raise job.pk_error(status.ERR_PKAMEMSZ)
-    job.write_int(g_ptr, gmpy2.powmod(f, e, n), n_len)
+    job.write_int(out, gmpy2.powmod(x, e, n), n_len)
 
 
 def _rsa_decrypt(job: _Job, form: int) -> None:
@@ -309,13 +316,7 @@ def _rsa_decrypt(job: _Job, form: int) -> None:
         g_ptr, f_ptr, n_ptr, d_ptr = (job.pdb.pointer() for _ in range(4))
         if d_len == 0 or d_len > n_len:
             raise job.pdb_error()
-        g = job.read_int(g_ptr, n_len)
-        n = job.read_int(n_ptr, n_len)
-        d = job.read_int(d_ptr, d_len)
-        job.check_modulus(n)
-        if g >= n:
-            raise job.pk_error(status.ERR_PKAMEMSZ)
-        job.write_int(f_ptr, gmpy2.powmod(g, d, n), n_len)
+        _rsa_expo(job, g_ptr, n_len, n_ptr, n_len, d_ptr, d_len, f_ptr)
         return
 
     if form == 1:
@@ -627,7 +628,9 @@ def run_protocol(op_word: int, pdb: Sequence[int], ctx: ProtocolContext, *, inde
       of 0 or >= r (sign); a DH peer value outside (1, q - 1); a shared point at infinity;
       p * q wider than n_len (RSA form 2/3).
     - CCB PK errors, as the PKHA would report them: a zero modulus (n, p, q, r or the field
-      prime) PKDIVZRO 0x87, an even one PKMODEVN 0x88; an RSA input >= n PKAMEMSZ 0x84.
+      prime) PKDIVZRO 0x87, an even one PKMODEVN 0x88; an RSA input >= n PKAMEMSZ 0x84. The
+      model checks r and q for oddness only: when an inverse modulo a composite one does not
+      exist (a point's Z, a nonce, a signature half), PKDIVZRO 0x87 as well.
     - CCB RNG 0x54 when sign or key pair needs a random value and ``ctx.rng`` is None.
     - DECO 0x86 when a signature does not verify (including c or d outside [1, r - 1]);
       DECO 0x87 if sign draws a zero c or d SIGN_ATTEMPTS times.
@@ -643,4 +646,6 @@ def run_protocol(op_word: int, pdb: Sequence[int], ctx: ProtocolContext, *, inde
         return fail.word
     except DmaError:
         return status.deco(status.DECO_DMA, index)
+    except ZeroDivisionError:  # no inverse mod a composite r or q the PDB passed off as prime
+        return status.ccb(status.CHA_PK, status.ERR_PKDIVZRO, index)
     return status.OK
