@@ -14,7 +14,9 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
 from vectors.loaders import aes_vectors, ccm_vectors, gcm_vectors
 
-from cryptoffload.caam import status
+from cryptoffload.caam import desc, regs, status
+from cryptoffload.caam.desc import DescriptorBuilder
+from cryptoffload.caam.model import CaamModel
 from cryptoffload.caam.model.deco import JobContext, JobResult, run_job
 from cryptoffload.caam.model.memory import DmaMemory
 from cryptoffload.caam.model.parts import PARTS
@@ -819,3 +821,244 @@ def test_cbc_through_sequence_pointers(bench: Bench) -> None:
 def test_sequence_overrun(bench: Bench) -> None:
     result = bench.run(OP_HASH["sha256"], SEQ_IN_PTR | 8, bench.buf(8), 0x2C140010)
     assert result.status == status.deco(0x10, 4)
+
+
+# ---------------------------------------------------------------------- hashes across jobs
+
+HASH_NAMES = ["md5", "sha1", "sha224", "sha256", "sha384", "sha512"]
+CONTEXT_SIZE = {"md5": 24, "sha1": 28, "sha224": 40, "sha256": 40, "sha384": 72, "sha512": 72}
+# Initial chaining values (RFC 1321, FIPS 180-4 5.3), as the context holds them: MD5 words
+# little-endian, SHA words big-endian; SHA-224 and SHA-384 keep all eight words.
+INITIAL_STATE = {
+    "md5": bytes.fromhex("0123456789abcdeffedcba9876543210"),
+    "sha1": bytes.fromhex("67452301efcdab8998badcfe10325476c3d2e1f0"),
+    "sha224": bytes.fromhex("c1059ed8367cd5073070dd17f70e5939ffc00b316858151164f98fa7befa4fa4"),
+    "sha256": bytes.fromhex("6a09e667bb67ae853c6ef372a54ff53a510e527f9b05688c1f83d9ab5be0cd19"),
+    "sha384": bytes.fromhex(
+        "cbbb9d5dc1059ed8629a292a367cd5079159015a3070dd17152fecd8f70e5939"
+        "67332667ffc00b318eb44a8768581511db0c2e0d64f98fa747b5481dbefa4fa4"
+    ),
+    "sha512": bytes.fromhex(
+        "6a09e667f3bcc908bb67ae8584caa73b3c6ef372fe94f82ba54ff53a5f1d36f1"
+        "510e527fade682d19b05688c2b3e6c1f1f83d9abfb41bd6b5be0cd19137e2179"
+    ),
+}
+MD_DATASIZ = status.ccb(status.CHA_MD, status.ERR_DATASIZ)
+
+
+def block_size(name: str) -> int:
+    return hashlib.new(name).block_size
+
+
+def built(b: Bench, builder: DescriptorBuilder) -> JobResult:
+    """Run a DescriptorBuilder's descriptor on the bench."""
+    return b.run_at(b.buf(desc.to_bytes(builder.words(), b.part.byteorder)))
+
+
+def hash_job(
+    b: Bench,
+    name: str,
+    state: str,
+    msg: bytes,
+    *,
+    ctx_in: int | None = None,
+    ctx_out: int | None = None,
+    key: bytes | None = None,
+    aai: str = "HASH",
+) -> DescriptorBuilder:
+    """Linux caamhash's shape: [KEY] [LOAD class-2 context] OPERATION FIFO LOAD(LAST2) STORE."""
+    size = CONTEXT_SIZE[name] if state in ("init", "update") else hashlib.new(name).digest_size
+    d = DescriptorBuilder(byteorder=b.part.byteorder)
+    if key is not None:
+        d.key(2, pointer=b.buf(key), length=len(key))
+    if ctx_in is not None:
+        d.load(2, "context", length=CONTEXT_SIZE[name], pointer=ctx_in)
+    d.operation(2, name.upper(), aai=aai, state=state, encrypt=True)
+    if msg:
+        d.fifo_load(2, "MSG", pointer=b.buf(msg), length=len(msg), last2=True)
+    else:
+        d.fifo_load(2, "MSG", data=b"", last2=True)
+    if ctx_out is not None:
+        d.store(2, "context", length=size, pointer=ctx_out)
+    return d
+
+
+def three_jobs(b: Bench, name: str, parts: tuple[bytes, bytes, bytes]) -> tuple[bytes, bytes]:
+    """INIT, UPDATE, FINALIZE over ``parts``: (digest, the context after INIT)."""
+    p_ctx, p_digest = b.buf(CONTEXT_SIZE[name]), b.buf(64)
+    first, second, last = parts
+    assert built(b, hash_job(b, name, "init", first, ctx_out=p_ctx)).status == 0
+    after_init = b.read(p_ctx, CONTEXT_SIZE[name])
+    job = hash_job(b, name, "update", second, ctx_in=p_ctx, ctx_out=p_ctx)
+    assert built(b, job).status == 0
+    job = hash_job(b, name, "finalize", last, ctx_in=p_ctx, ctx_out=p_digest)
+    assert built(b, job).status == 0
+    return b.read(p_digest, hashlib.new(name).digest_size), after_init
+
+
+@pytest.mark.parametrize("name", HASH_NAMES)
+def test_hash_split_across_init_update_finalize(bench: Bench, name: str) -> None:
+    bs = block_size(name)
+    parts = (os.urandom(2 * bs), os.urandom(3 * bs), os.urandom(bs + 37))
+    digest, after_init = three_jobs(bench, name, parts)
+    assert digest == hashlib.new(name, b"".join(parts)).digest()
+    state_size = CONTEXT_SIZE[name] - 8
+    assert after_init[state_size:] == (2 * bs).to_bytes(8, "big")  # the byte count
+
+
+@pytest.mark.parametrize("name", HASH_NAMES)
+def test_init_on_nothing_stores_the_initial_values_and_a_zero_count(name: str) -> None:
+    b = Bench("t2080")
+    p_ctx = b.buf(CONTEXT_SIZE[name])
+    result = built(b, hash_job(b, name, "init", b"", ctx_out=p_ctx))
+    assert result.status == 0
+    assert result.outputs == ((p_ctx, CONTEXT_SIZE[name]),)
+    assert b.read(p_ctx, CONTEXT_SIZE[name]) == INITIAL_STATE[name] + bytes(8)
+
+
+@pytest.mark.parametrize("name", HASH_NAMES)
+def test_context_round_trip_through_memory_into_another_part(name: str) -> None:
+    bs = block_size(name)
+    head, tail = os.urandom(4 * bs), os.urandom(bs - 1)
+    qoriq, imx = Bench("t2080"), Bench("imx7d")
+    p_ctx = qoriq.buf(CONTEXT_SIZE[name])
+    assert built(qoriq, hash_job(qoriq, name, "init", head, ctx_out=p_ctx)).status == 0
+    saved = qoriq.read(p_ctx, CONTEXT_SIZE[name])
+    # The saved context is the state after `head`, not a digest of it.
+    assert saved[: hashlib.new(name).digest_size] != hashlib.new(name, head).digest()
+    p_in, p_digest = imx.buf(saved), imx.buf(64)
+    job = hash_job(imx, name, "finalize", tail, ctx_in=p_in, ctx_out=p_digest)
+    assert built(imx, job).status == 0
+    assert (
+        imx.read(p_digest, hashlib.new(name).digest_size) == hashlib.new(name, head + tail).digest()
+    )
+    # A different saved context gives a different answer: the LOAD is what FINALIZE resumes.
+    other = bytearray(saved)
+    other[0] ^= 1
+    p_other = imx.buf(bytes(other))
+    job = hash_job(imx, name, "finalize", tail, ctx_in=p_other, ctx_out=p_digest)
+    assert built(imx, job).status == 0
+    assert (
+        imx.read(p_digest, hashlib.new(name).digest_size) != hashlib.new(name, head + tail).digest()
+    )
+
+
+@pytest.mark.parametrize("name", HASH_NAMES)
+def test_empty_finalize(bench: Bench, name: str) -> None:
+    block = os.urandom(block_size(name))
+    digest, _ = three_jobs(bench, name, (block, b"", b""))
+    assert digest == hashlib.new(name, block).digest()
+    digest, _ = three_jobs(bench, name, (b"", b"", b""))
+    assert digest == hashlib.new(name, b"").digest()
+
+
+@pytest.mark.parametrize("name", ["md5", "sha256", "sha512"])
+def test_non_block_multiple_init_or_update_is_a_data_size_error(bench: Bench, name: str) -> None:
+    bs = block_size(name)
+    p_ctx = bench.buf(CONTEXT_SIZE[name])
+    # header 0, OPERATION 1, FIFO LOAD 2-3
+    result = built(bench, hash_job(bench, name, "init", bytes(bs + 1), ctx_out=p_ctx))
+    assert result.status == 0x20000242 == MD_DATASIZ | 2 << 8
+    assert built(bench, hash_job(bench, name, "init", bytes(bs), ctx_out=p_ctx)).status == 0
+    # header 0, LOAD 1-2, OPERATION 3, FIFO LOAD 4-5
+    job = hash_job(bench, name, "update", bytes(bs - 1), ctx_in=p_ctx, ctx_out=p_ctx)
+    assert built(bench, job).status == 0x20000442 == MD_DATASIZ | 4 << 8
+
+
+def test_update_pieces_adding_up_to_blocks_in_one_job_are_fine(bench: Bench) -> None:
+    # The block rule is about the whole non-final piece (up to LAST2), not each FIFO LOAD.
+    msg = os.urandom(128)
+    p_ctx, p_digest = bench.buf(40), bench.buf(32)
+    d = DescriptorBuilder(byteorder=bench.part.byteorder).operation(
+        2, "SHA256", state="init", encrypt=True
+    )
+    d.fifo_load(2, "MSG", pointer=bench.buf(msg[:10]), length=10)
+    d.fifo_load(2, "MSG", pointer=bench.buf(msg[10:]), length=118, last2=True)
+    d.store(2, "context", length=40, pointer=p_ctx)
+    assert built(bench, d).status == 0
+    job = hash_job(bench, "sha256", "finalize", b"x", ctx_in=p_ctx, ctx_out=p_digest)
+    assert built(bench, job).status == 0
+    assert bench.read(p_digest, 32) == hashlib.sha256(msg + b"x").digest()
+
+
+@pytest.mark.parametrize("name", ["md5", "sha1", "sha256", "sha384", "sha512"])
+@pytest.mark.parametrize("keylen", [20, 200])
+def test_hmac_across_init_update_finalize(bench: Bench, name: str, keylen: int) -> None:
+    # The natural model of multi-job HMAC: key at INIT and FINALIZE, none at UPDATE.
+    key, bs = os.urandom(keylen), block_size(name)
+    parts = os.urandom(bs), os.urandom(2 * bs), os.urandom(5)
+    size = hashlib.new(name).digest_size
+    p_ctx, p_mac = bench.buf(CONTEXT_SIZE[name]), bench.buf(size)
+    jobs = [
+        hash_job(bench, name, "init", parts[0], ctx_out=p_ctx, key=key, aai="HMAC"),
+        hash_job(bench, name, "update", parts[1], ctx_in=p_ctx, ctx_out=p_ctx, aai="HMAC"),
+        hash_job(
+            bench, name, "finalize", parts[2], ctx_in=p_ctx, ctx_out=p_mac, key=key, aai="HMAC"
+        ),
+    ]
+    for job in jobs:
+        assert built(bench, job).status == 0
+    assert bench.read(p_mac, size) == hmac.new(key, b"".join(parts), name).digest()
+
+
+def test_hash_across_jobs_with_sequences_like_caamhash(bench: Bench) -> None:
+    # caamhash puts the saved context in front of the data in one input sequence and SEQ LOADs it.
+    head, more, tail = os.urandom(64), os.urandom(128), os.urandom(3)
+    p_ctx = bench.buf(40)
+    assert built(bench, hash_job(bench, "sha256", "init", head, ctx_out=p_ctx)).status == 0
+    for state, data in (("update", more), ("finalize", tail)):
+        out = 40 if state == "update" else 32
+        p_in, p_out = bench.buf(bench.read(p_ctx, 40) + data), bench.buf(out)
+        d = DescriptorBuilder(byteorder=bench.part.byteorder)
+        d.seq_out_ptr(pointer=p_out, length=out).seq_in_ptr(pointer=p_in, length=40 + len(data))
+        d.load(2, "context", length=40, seq=True)
+        d.operation(2, "SHA256", state=state, encrypt=True)
+        d.fifo_load(2, "MSG", length=len(data), last2=True, seq=True)
+        d.store(2, "context", length=out, seq=True)
+        assert built(bench, d).status == 0
+        bench.mem.write(p_ctx, bench.read(p_out, out))
+    assert bench.read(p_ctx, 32) == hashlib.sha256(head + more + tail).digest()
+
+
+def test_hash_across_jobs_through_the_imx7d_job_ring() -> None:
+    model = CaamModel("imx7d")
+    order = regs.discover(model.read32).byteorder
+    assert order == "little"
+    base, mem = regs.jr_base(0), model.memory
+    inring, outring = mem.alloc(4), mem.alloc(8)
+    for reg, value in ((regs.IRBAR_LO, inring), (regs.ORBAR_LO, outring), (regs.IRSR, 1),
+                       (regs.ORSR, 1), (regs.JRCFGR_LS, regs.JRCFGR_IMSK)):  # fmt: skip
+        model.write32(base + reg, value)
+
+    def buf(data: bytes) -> int:
+        addr = mem.alloc(max(len(data), 1))
+        mem.write(addr, data)
+        return addr
+
+    def run(d: DescriptorBuilder) -> int:
+        addr = buf(desc.to_bytes(d.words(), order))
+        mem.write(inring, addr.to_bytes(4, order))
+        model.write32(base + regs.IRJAR, 1)
+        assert model.read32(base + regs.ORSFR) == 1
+        raw = mem.read(outring, 8)
+        model.write32(base + regs.ORJRR, 1)
+        assert int.from_bytes(raw[:4], order) == addr
+        return int.from_bytes(raw[4:], order)
+
+    parts = os.urandom(64), os.urandom(192), os.urandom(33)
+    p_ctx, p_digest = buf(bytes(40)), buf(bytes(32))
+    states = [("init", None, p_ctx, 40), ("update", p_ctx, p_ctx, 40)]
+    states.append(("finalize", p_ctx, p_digest, 32))
+    for (state, ctx_in, ctx_out, out), data in zip(states, parts, strict=True):
+        d = DescriptorBuilder(byteorder=order)
+        if ctx_in is not None:
+            d.load(2, "context", length=40, pointer=ctx_in)
+        d.operation(2, "SHA256", state=state, encrypt=True)
+        d.fifo_load(2, "MSG", pointer=buf(data), length=len(data), last2=True)
+        d.store(2, "context", length=out, pointer=ctx_out)
+        assert run(d) == 0
+    assert mem.read(p_digest, 32) == hashlib.sha256(b"".join(parts)).digest()
+    # A piece short of a block in a non-final state, through the ring: header 0, OPERATION 1.
+    d = DescriptorBuilder(byteorder=order).operation(2, "SHA256", state="update", encrypt=True)
+    d.fifo_load(2, "MSG", data=bytes(5), last2=True)
+    assert run(d) == MD_DATASIZ | 2 << 8

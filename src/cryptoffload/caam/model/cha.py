@@ -2,8 +2,8 @@
 
 Each unit takes data in the pieces the descriptor's FIFO LOADs deliver, returns output as soon as
 the mode can produce it, keeps its context register current (CBC/CFB/OFB IV at offset 0, CTR
-counter at offset 16, GCM tag at offset 0, the digest at class-2 offset 0) and raises ``ChaError``
-with a CCB CHA id and error id for what the hardware would refuse.
+counter at offset 16, GCM tag at offset 0, the digest or running hash state at class-2 offset 0)
+and raises ``ChaError`` with a CCB CHA id and error id for what the hardware would refuse.
 
 CCM follows NXP's one-shot CCM descriptors (MCUXpresso fsl_caam.c templateAesCcm; OP-TEE
 caam_ae_ccm.c): software LOADs B0 to context offset 0 and CTR0 to offset 16, FIFO LOADs the AAD
@@ -15,7 +15,8 @@ SP 800-38C formats them.
 
 Model limits: GCM IVs of 8 to 128 bytes (what `cryptography` takes; others: AES DATASIZ), ICVs of
 4 to 16 bytes; an IV FIFO LOAD in the other AES modes fills the context where the mode keeps its
-IV; the MDHA runs INITFINAL only, with a raw HMAC key (no split keys, no running state to save).
+IV; the MDHA takes a raw HMAC key (no split keys); its INIT, UPDATE and FINALIZE states keep a
+running state in the class-2 context (``MdUnit``, layout in ``mdha``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from cryptography.exceptions import AlreadyUpdated
 from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algorithms, modes
 
 from cryptoffload.caam import status
+from cryptoffload.caam.model.mdha import ALGORITHMS, RunningHash
 from cryptoffload.modes import CFB, OFB
 
 __all__ = [
@@ -56,6 +58,9 @@ AAI_GCM = 0x90
 AAI_HASH = 0x00
 AAI_HMAC = 0x01
 
+STATE_UPDATE = 0
+STATE_INIT = 1
+STATE_FINALIZE = 2
 STATE_INITFINAL = 3
 
 BLOCK = 16
@@ -314,7 +319,23 @@ def _md_error(error: int, what: str) -> ChaError:
 
 
 class MdUnit:
-    """The class-2 MDHA hashing (or HMAC-ing with a raw key) one message in one job."""
+    """The class-2 MDHA hashing (or HMAC-ing with a raw key) in one of the four states.
+
+    INITFINAL hashes one whole message with ``hashlib`` / ``hmac``. INIT, UPDATE and FINALIZE
+    run on ``mdha.RunningHash`` so that the running state can leave through the class-2 context
+    (layout in ``mdha``): INIT starts from the initial values, UPDATE and FINALIZE resume from
+    the context register as it stands when the first data (or LAST2) arrives, so a LOAD of the
+    context before or after the OPERATION both work. After each FIFO LOAD of an INIT or UPDATE
+    the context holds the state of the whole blocks taken so far; at LAST2 a piece that is not a
+    whole number of blocks is CCB MD DATASIZ (the MDHA takes block multiples except on the last
+    piece). FINALIZE and INITFINAL put the digest at offset 0 and check an ICV; INIT and UPDATE
+    take ICV data but never check it.
+
+    HMAC the natural way (multi-job HMAC on hardware is not confirmed): INIT hashes the key
+    block K ^ ipad first (so the saved count includes that block), UPDATE needs no key, and
+    FINALIZE takes the key again for the outer hash, as Linux caamhash loads it for every state
+    but UPDATE. A key longer than a block is hashed first, as HMAC does.
+    """
 
     def __init__(
         self,
@@ -330,20 +351,46 @@ class MdUnit:
             raise ChaError(0, status.ERR_INVCHA, f"class-2 algorithm 0x{alg:x}")
         if aai not in (AAI_HASH, AAI_HMAC):
             raise _md_error(status.ERR_MODE, f"MD AAI 0x{aai:x} is not modelled")
-        if state != STATE_INITFINAL:
-            raise _md_error(status.ERR_MODE, "only INITFINAL hashing is modelled")
         self.name, self.digest_size = _HASHES[alg]
+        self.state = state
+        self.final = state in (STATE_FINALIZE, STATE_INITFINAL)
         self._ctx = context
         self._icv_check = icv_check
         self._icv = b""
-        if aai == AAI_HMAC:
-            self._h: Any = hmac.new(bytes(key), digestmod=self.name)
-        else:
-            self._h = hashlib.new(self.name)
+        self._hmac_key = bytes(key) if aai == AAI_HMAC and state != STATE_UPDATE else None
+        self._h: Any = None  # INITFINAL: hashlib or hmac
+        self._run: RunningHash | None = None  # the other states
+        if state == STATE_INITFINAL:
+            if self._hmac_key is not None:
+                self._h = hmac.new(self._hmac_key, digestmod=self.name)
+            else:
+                self._h = hashlib.new(self.name)
+        elif state == STATE_INIT:
+            self._run = RunningHash(self.name)
+            if self._hmac_key is not None:
+                self._run.update(self._key_block(0x36))
         self.done = False
 
     def __repr__(self) -> str:
-        return f"<MdUnit {self.name}>"
+        return f"<MdUnit {self.name} state={self.state}>"
+
+    def _key_block(self, pad: int) -> bytes:
+        """The HMAC key, hashed if over a block, zero-padded to a block and XORed with ``pad``."""
+        assert self._hmac_key is not None
+        size = ALGORITHMS[self.name].block_size
+        key = self._hmac_key
+        if len(key) > size:
+            key = hashlib.new(self.name, key).digest()
+        return bytes(b ^ pad for b in key.ljust(size, b"\0"))
+
+    def _running(self) -> RunningHash:
+        if self._run is None:
+            self._run = RunningHash.load(self.name, bytes(self._ctx))
+        return self._run
+
+    def _save(self) -> None:
+        saved = self._running().export()
+        self._ctx[0 : len(saved)] = saved
 
     def feed(self, kind: str, data: bytes) -> None:
         """Take message (or AAD, hashed alike) or ICV bytes."""
@@ -351,17 +398,32 @@ class MdUnit:
             raise _md_error(status.ERR_SEQUENCE, "data after LAST2")
         if kind == "icv":
             self._icv += data
-        elif kind in ("msg", "aad"):
+        elif kind not in ("msg", "aad"):
+            raise _md_error(status.ERR_SEQUENCE, f"{kind.upper()} data for the MDHA")
+        elif self._h is not None:
             self._h.update(data)
         else:
-            raise _md_error(status.ERR_SEQUENCE, f"{kind.upper()} data for the MDHA")
+            self._running().update(data)
+            if not self.final:
+                self._save()
 
     def finish(self) -> None:
-        """LAST2: the digest (or MAC) into the class-2 context at offset 0; check an ICV."""
+        """LAST2: save the running state (INIT, UPDATE) or put the digest at offset 0."""
         if self.done:
             return
         self.done = True
-        digest = self._h.digest()
+        if not self.final:
+            run = self._running()
+            if run.pending:
+                raise _md_error(status.ERR_DATASIZ, f"{run.pending} bytes over a whole block")
+            self._save()
+            return
+        if self._h is not None:
+            digest = self._h.digest()
+        else:
+            digest = self._running().digest()
+            if self._hmac_key is not None:
+                digest = hashlib.new(self.name, self._key_block(0x5C) + digest).digest()
         self._ctx[0 : len(digest)] = digest
         if self._icv_check and not hmac.compare_digest(digest[: len(self._icv)], self._icv):
             raise _md_error(status.ERR_ICVCHK, "MAC mismatch")

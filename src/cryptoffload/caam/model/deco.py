@@ -21,10 +21,14 @@ Choices where the public sources stop (each gives the status a driver would see)
 - Output FIFO STOREs still unfilled when the descriptor ends would stall a real DECO until its
   watchdog fires: DECO 0x1C at the store's index. More than 4096 commands executed (a jump
   loop): DECO 0x1C as well.
+- Class-2 hashes in several jobs: INIT or UPDATE leaves the running state (chaining value plus
+  an 8-byte byte count, cha.MdUnit and mdha) in the class-2 context for a STORE; UPDATE and
+  FINALIZE resume from the context a LOAD put back. A non-final piece that is not a whole
+  number of blocks: CCB MD DATASIZ at the FIFO LOAD carrying LAST2.
 - Commands the model does not run (MOVE, MATH, SIGNATURE, black or trusted keys, scatter/gather,
-  non-local jumps, XTS, CMAC, split HMAC keys, hash states other than INITFINAL): the DECO
-  "invalid <command>" codes of Linux's error.c, or CCB MODE for OPERATIONs. DES/3DES and unknown
-  algorithms: CCB INVCHA (the model's parts list no DES CHA).
+  non-local jumps, XTS, CMAC, split HMAC keys): the DECO "invalid <command>" codes of Linux's
+  error.c, or CCB MODE for OPERATIONs. DES/3DES and unknown algorithms: CCB INVCHA (the model's
+  parts list no DES CHA).
 """
 
 from __future__ import annotations
