@@ -99,3 +99,14 @@ def test_python_dash_m_runs(argv):
         assert proc.returncode == 0 and "cryptoffload" in proc.stdout
     else:
         assert proc.returncode == 2 and "COMMAND" in proc.stderr
+
+
+def test_engine_lists_keep_commas_inside_kernel_template_driver_names():
+    from cryptoffload.cli import _csv
+
+    assert _csv("software, afalg:gcm_base(ctr(aes-generic),ghash-generic),afalg") == [
+        "software",
+        "afalg:gcm_base(ctr(aes-generic),ghash-generic)",
+        "afalg",
+    ]
+    assert _csv("a,,b") == ["a", "b"]

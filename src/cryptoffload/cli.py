@@ -141,7 +141,19 @@ def _size(text: str) -> int:
 
 
 def _csv(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+    """Comma-separated items; commas inside parentheses stay, so a kernel template driver
+    such as ``afalg:gcm_base(ctr(aes-generic),ghash-generic)`` is one item."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [part.strip() for part in parts if part.strip()]
 
 
 def _bench_engines(specs: list[str] | None) -> list[Any]:
