@@ -61,17 +61,40 @@ def _no_af_alg() -> str | None:
     return None
 
 
-def _drivers() -> list[tuple[str, str]]:
-    """(kernel algorithm name, driver) for every driver of an algorithm the engine can bind."""
-    if _no_af_alg() is not None:
-        return [("none", "none")]  # one placeholder, so the skip prints its reason
-    wanted = {kname for _, kname in afalg.KERNEL_NAMES.values()} - {"stdrng"}
-    for kind, name in COMPOSITIONS + sorted(set(afalg.KERNEL_NAMES.values())):
+def _bind_each(names: list[tuple[str, str]]) -> None:
+    for kind, name in names:
         try:
             with socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET) as s:
                 s.bind((kind, name))
         except OSError:
             pass
+
+
+def _drivers() -> list[tuple[str, str]]:
+    """(kernel algorithm name, driver) for every driver of an algorithm the engine can bind."""
+    if _no_af_alg() is not None:
+        return [("none", "none")]  # one placeholder, so the skip prints its reason
+    wanted = {kname for _, kname in afalg.KERNEL_NAMES.values()} - {"stdrng"}
+    # A lookup the kernel cannot satisfy makes it load every module offering the name
+    # (request_module("crypto-NAME")): binding each name once under a type it does not have
+    # loads the aesni/avx2 modules whose drivers a satisfied lookup would never bring in.
+    misses = [("aead" if kind != "aead" else "skcipher", name) for kind, name in COMPOSITIONS]
+    misses += [
+        ("aead" if kind != "aead" else "skcipher", k) for kind, k in afalg.KERNEL_NAMES.values()
+    ]
+    _bind_each(misses + COMPOSITIONS + sorted(set(afalg.KERNEL_NAMES.values())))
+    # Templates over each loaded driver (hmac over sha256-avx2, cmac and ccm over aesni), which
+    # the kernel otherwise instantiates only over the driver it ranked first.
+    entries = procfs.read()
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for entry in entries:
+        by_name[entry.name].append(entry.driver)
+    templates = [("hash", f"hmac({d})") for h in HASHES for d in by_name[h]]
+    templates += [("hash", f"cmac({d})") for d in by_name["aes"]]
+    templates += [
+        ("aead", f"ccm_base({c},cbcmac({a}))") for c in by_name["ctr(aes)"] for a in by_name["aes"]
+    ]
+    _bind_each(templates)
     found: dict[str, set[str]] = defaultdict(set)
     for entry in procfs.read():
         if entry.name in wanted:
