@@ -541,6 +541,29 @@ def test_jump_loop_hits_the_watchdog(bench: Bench) -> None:
     assert result.status == status.deco(0x1C, 1)
 
 
+def test_loop_over_an_expensive_command_stops_on_its_second_pass(
+    bench: Bench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cryptoffload.caam.model import deco
+
+    calls = []
+    real = deco.run_pkha
+    monkeypatch.setattr(deco, "run_pkha", lambda *a, **k: calls.append(1) or real(*a, **k))
+    n = (1 << 4095) | 1  # 4096-bit odd modulus: one EXPO is slow in Python
+    result = bench.run(
+        KEY_PKHA_E | 512,
+        bench.buf((n - 2).to_bytes(512, "big")),
+        FIFO_LOAD_PK_A | 512,
+        bench.buf((n - 3).to_bytes(512, "big")),
+        FIFO_LOAD_PK_N | 512,
+        bench.buf(n.to_bytes(512, "big")),
+        OP_MODEXP,
+        0xA00000FF,  # jump back 1 word, to the EXPO, forever
+    )
+    assert result.status == status.deco(0x1C, 8)
+    assert len(calls) == 2  # not MAX_STEPS / 2
+
+
 # ---------------------------------------------------------------------- PKHA and protocols
 
 

@@ -19,8 +19,9 @@ Choices where the public sources stop (each gives the status a driver would see)
 - Key size errors are reported at the OPERATION, data size errors at the FIFO LOAD ending the
   stream, a GCM, CCM or HMAC ICV mismatch at the ICV FIFO LOAD (output already written).
 - Output FIFO STOREs still unfilled when the descriptor ends would stall a real DECO until its
-  watchdog fires: DECO 0x1C at the store's index. More than 4096 commands executed (a jump
-  loop): DECO 0x1C as well.
+  watchdog fires: DECO 0x1C at the store's index. A jump loop: DECO 0x1C as well, when a
+  backward jump is taken a second time with the sequences unmoved (conditions never change in
+  the model, so the loop cannot end), or after 4096 commands.
 - Class-2 hashes in several jobs: INIT or UPDATE leaves the running state (chaining value plus
   an 8-byte byte count, cha.MdUnit and mdha) in the class-2 context for a STORE; UPDATE and
   FINALIZE resume from the context a LOAD put back. A non-final piece that is not a whole
@@ -119,6 +120,10 @@ class _Deco(JobState):
 
     def _execute(self, body: list[Command], length: int) -> None:
         where = {c.index: n for n, c in enumerate(body)}
+        # The model's jump conditions never change, so a backward jump taken again with both
+        # sequences where they were last time will repeat forever: the watchdog fires at once
+        # instead of after MAX_STEPS (which, over a 4096-bit EXPO, took about a minute).
+        loops: set[tuple[object, ...]] = set()
         pos = steps = 0
         while pos < len(body):
             command = body[pos]
@@ -134,6 +139,11 @@ class _Deco(JobState):
             elif target == length:
                 return
             elif target in where:
+                if where[target] <= pos:
+                    mark = (pos, tuple(self.seq_in or ()), tuple(self.seq_out or ()))
+                    if mark in loops:
+                        raise fail(DECO_WATCHDOG, command.index)
+                    loops.add(mark)
                 pos = where[target]
             else:
                 raise fail(DECO_INVALID_JUMP, command.index)
