@@ -151,37 +151,47 @@ class AbsentEngine:
 class _SoftStream:
     """A running hash/MAC in Python, standing in for an engine-held state; faults on request."""
 
-    def __init__(self, state: Any, owner: StreamingEngine) -> None:
+    def __init__(self, state: Any, owner: StreamingEngine, fed: int = 0) -> None:
         self._state = state
         self._owner = owner
+        self._fed = fed
+        owner.live.add(self)
 
     def _maybe_fail(self, what: str) -> None:
         owner = self._owner
         owner.calls[what] = owner.calls.get(what, 0) + 1
         if owner.fail_at.get(what) == owner.calls[what]:
+            owner.injected += 1
             raise OSError(errno.EIO, f"injected {what} fault")
 
     def update(self, data: Any) -> None:
         self._maybe_fail("update")
         self._state.update(data)
+        self._fed += len(data)
+        self._owner.largest = max(self._owner.largest, self._fed)
 
     def copy(self) -> _SoftStream:
         self._maybe_fail("copy")
-        return _SoftStream(self._state.copy(), self._owner)
+        return _SoftStream(self._state.copy(), self._owner, self._fed)
 
     def finalize(self) -> bytes:
         self._maybe_fail("finalize")
         state = self._state
+        self._owner.live.discard(self)
         return state.finalize() if hasattr(state, "finalize") else state.digest()
 
     def close(self) -> None:
         self._owner.closed += 1
+        self._owner.live.discard(self)
 
 
 class StreamingEngine(TakeAllEngine):
     """Takes every op, and keeps running hash/MAC states (``open_stream``) that can fault.
 
-    ``fail_at`` maps ``update``/``copy``/``finalize``/``open`` to the call number that raises.
+    ``fail_at`` maps ``update``/``copy``/``finalize``/``open`` to the call number that raises
+    (``open`` declines as busy; ``open-fault`` raises OSError). ``injected`` counts the faults
+    raised, ``largest`` is the most bytes one stream was fed, ``live`` the streams neither
+    finalized nor closed.
     """
 
     def __init__(self, name: str = "streaming", fail_at: dict[str, int] | None = None) -> None:
@@ -190,6 +200,9 @@ class StreamingEngine(TakeAllEngine):
         self.calls: dict[str, int] = {}
         self.opened = 0
         self.closed = 0
+        self.largest = 0
+        self.injected = 0
+        self.live: set[_SoftStream] = set()
 
     def open_stream(self, op: Any) -> _SoftStream:
         import hashlib
@@ -201,6 +214,11 @@ class StreamingEngine(TakeAllEngine):
         self.calls["open"] = self.calls.get("open", 0) + 1
         if self.fail_at.get("open") == self.calls["open"]:
             raise Unavailable("busy", "injected")
+        if self.fail_at.get("open-fault") == self.calls["open"]:
+            self.injected += 1
+            raise OSError(errno.EIO, "injected open fault")
+        if op.alg.startswith("gmac-"):
+            raise Unavailable("streaming", "no running GMAC state")
         self.opened += 1
         if op.alg.startswith("hmac-"):
             state: Any = hmac.new(op.key, digestmod=op.alg[5:])

@@ -12,21 +12,24 @@ from cryptoffload import validate
 from cryptoffload.provider import Provider, _current, default_provider
 
 #: Bytes a context gathers for one engine op. A longer message goes to an engine that keeps a
-#: running state (``open_stream``), else to software, counted as a ``streaming`` decline.
+#: running state (``open_stream``), else to software, each engine counted with its reason (a
+#: ``streaming`` decline for one that keeps no running state).
 GATHER_LIMIT = 4 * 1024 * 1024
 #: Bytes an engine stream may hold. The context keeps everything it sent, so software can redo
-#: the message if the engine faults; past this much it stops the engine and software takes over.
+#: the message if the engine faults; past this much (or past the policy's max_size for that
+#: engine) it stops the engine and software takes over, counted as a ``too-large`` decline.
 RETAIN_LIMIT = 256 * 1024 * 1024
 
 
 class _EngineStream:
     """An engine's running state for one context, and the input kept in case it faults."""
 
-    __slots__ = ("kept", "kept_size", "name", "stream")
+    __slots__ = ("high", "kept", "kept_size", "name", "stream")
 
-    def __init__(self, name: str, stream: Any) -> None:
+    def __init__(self, name: str, stream: Any, high: int | None) -> None:
         self.name = name
         self.stream = stream
+        self.high = high  # the policy's max_size for this engine and algorithm
         self.kept: list[Any] = []
         self.kept_size = 0
 
@@ -107,8 +110,8 @@ class StreamContext:
         if len(self._buf) > GATHER_LIMIT:
             buf, self._buf = self._buf, None
             opened = self._provider.open_stream(self._op(b""), len(buf))
-            if opened is None:
-                self._to_software([buf], None)
+            if type(opened) is dict:
+                self._to_software([buf], opened)
             else:
                 self._es = _EngineStream(*opened)
                 self._send(buf)
@@ -118,7 +121,7 @@ class StreamContext:
         es = self._es
         es.kept.append(chunk)
         es.kept_size += len(chunk)
-        if es.kept_size > RETAIN_LIMIT:
+        if es.kept_size > RETAIN_LIMIT or (es.high is not None and es.kept_size > es.high):
             self._drop_stream(es, "too-large", None)
             return
         try:
@@ -132,9 +135,9 @@ class StreamContext:
         with contextlib.suppress(Exception):  # abandoned either way; software has the message
             es.stream.close()
         self._es = None
-        self._to_software(es.kept, (es.name, reason))
+        self._to_software(es.kept, {es.name: reason})
 
-    def _to_software(self, chunks: list[Any], fallback: tuple[str, str] | None) -> None:
+    def _to_software(self, chunks: list[Any], fallback: dict[str, str]) -> None:
         sw = self._software()
         for chunk in chunks:
             sw.update(chunk)
@@ -168,10 +171,7 @@ class StreamContext:
         self._done = True
         if sw is not None:
             self._sw = None
-            if self._fallback is None:
-                provider.software_finished(self._alg, self._total, "streaming")
-            else:
-                provider.stream_software(self._alg, self._total, *self._fallback)
+            provider.stream_software(self._alg, self._total, self._fallback)
             return self._software_final(sw)
         data = bytes(self._buf)
         self._buf = None
@@ -192,10 +192,10 @@ class StreamContext:
         es = self._es
         if es is not None:
             try:
-                twin = _EngineStream(es.name, es.stream.copy())
+                twin = _EngineStream(es.name, es.stream.copy(), es.high)
             except Exception as exc:
                 self._provider.stream_fault(es.name, self._alg, exc)
-                other._to_software(es.kept, (es.name, "fault"))
+                other._to_software(es.kept, {es.name: "fault"})
             else:
                 twin.kept = list(es.kept)
                 twin.kept_size = es.kept_size

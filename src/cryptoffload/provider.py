@@ -205,15 +205,17 @@ class Provider:
 
     # -- running hashes and MACs held by an engine --------------------------------------------
 
-    def open_stream(self, op: Any, size: int) -> tuple[str, Any] | None:
+    def open_stream(self, op: Any, size: int) -> tuple[str, Any, int | None] | dict[str, str]:
         """A hash or MAC state held by the first engine on ``op.alg``'s route that keeps one.
 
         ``op`` carries the algorithm and key (its data is ignored); ``size`` is what the stream
-        holds so far. Returns ``(engine name, stream)`` (see ``open_stream`` in engines/base.py),
-        or None when no engine takes it; then nothing is counted and the caller finishes in
-        software through :meth:`software_finished`.
+        holds so far. Returns ``(engine name, stream, the engine's max_size for the algorithm or
+        None)`` (see ``open_stream`` in engines/base.py); the declines of engines passed over are
+        counted. When no engine takes it, returns why each engine on the route did not (a fault
+        is counted here, a decline is not): the caller finishes in software through
+        :meth:`stream_software` with that mapping.
         """
-        passed: list[tuple[str, str]] = []
+        passed: dict[str, str] = {}
         for route in self.route(op.alg):
             opener = getattr(route.engine, "open_stream", None)
             if route.denied:
@@ -231,14 +233,15 @@ class Provider:
                     reason = exc.reason
                 except Exception as exc:
                     self.stream_fault(route.name, op.alg, exc)
-                    continue
+                    reason = "fault"
                 else:
-                    for name, why in passed:
-                        self.counters.decline(name, op.alg, why)
-                        self._miss(name, why)
-                    return route.name, stream
-            passed.append((route.name, reason))
-        return None
+                    for name, why in passed.items():
+                        if why != "fault":
+                            self.counters.decline(name, op.alg, why)
+                            self._miss(name, why)
+                    return route.name, stream, route.high
+            passed[route.name] = reason
+        return passed
 
     def stream_done(self, name: str, alg: str, size: int) -> None:
         """Count a stream that engine ``name`` finished: one op of ``size`` bytes."""
@@ -252,17 +255,19 @@ class Provider:
         log.debug("engine %s faulted on a %s stream: %s", name, alg, type(exc).__name__)
         self._miss(name, "fault")
 
-    def stream_software(self, alg: str, size: int, name: str, reason: str) -> None:
-        """Count the software op that finished a stream engine ``name`` gave up (``reason``).
+    def stream_software(self, alg: str, size: int, declines: dict[str, str]) -> None:
+        """Count the software op that finished a stream no engine kept (``declines``: why, by
+        engine: from :meth:`open_stream`, or the one engine that gave the stream up).
 
         A fault was counted when it happened; any other reason is counted here as a decline.
         A policy that requires offload raises instead.
         """
-        if reason != "fault":
-            self.counters.decline(name, alg, reason)
-            self._miss(name, reason)
+        for name, reason in declines.items():
+            if reason != "fault":
+                self.counters.decline(name, alg, reason)
+                self._miss(name, reason)
         if self.policy.requires(alg):
-            raise OffloadRequired(alg, {name: reason})
+            raise OffloadRequired(alg, dict(declines))
         self.counters.count(SOFTWARE, alg, size)
 
     # -- the silent-fallback watch -----------------------------------------------------------------

@@ -211,7 +211,10 @@ class AfalgEngine:
             for old in ops.values():
                 old.close()
             ops.clear()
-        sock = ops[(alg, key)] = self._tfm(alg, key).accept()[0]
+        try:
+            sock = ops[(alg, key)] = self._tfm(alg, key).accept()[0]
+        except OSError as exc:
+            raise _declined(exc) from None
         return sock
 
     def _discard_current(self) -> None:
@@ -263,16 +266,18 @@ class AfalgEngine:
                 out = sock.recv(n)
                 if len(out) < n:
                     out += _recv_exact(sock, n - len(out))
-            except OSError as exc:
-                # The socket (and the pipe) may hold half a request: they go, and the next op
-                # starts anew.
+            except BaseException as exc:
+                # The socket (and the pipe) may hold half a request, whatever interrupted it (a
+                # short read, KeyboardInterrupt): they go, and the next op starts anew.
                 stale = self._local.__dict__.get("fast", {}).pop((alg, op.key), None)
                 if stale is not None:
                     stale.close()
                 pipe = self._local.__dict__.pop("pipe", None)
                 if pipe is not None:
                     pipe.close()
-                raise _declined(exc) from None
+                if isinstance(exc, OSError):
+                    raise _declined(exc) from None
+                raise
             return out
         if alg not in self._bind:
             raise Unavailable("unsupported", alg)
@@ -398,8 +403,10 @@ class AfalgEngine:
     def open_stream(self, op: Any) -> _KernelStream:
         """A running hash or MAC in the kernel: data sent with MSG_MORE, copies by accept()."""
         bound = self._bind.get(op.alg)
-        if bound is None or bound[0] != "hash":
+        if bound is None:
             raise Unavailable("unsupported", op.alg)
+        if bound[0] != "hash":  # GMAC: the kernel's gcm(aes) keeps no running state
+            raise Unavailable("streaming", op.alg)
         try:
             tfm = self._tfm(op.alg, op.key if op.family == "mac" else None)
             return _KernelStream(tfm.accept()[0])
