@@ -933,3 +933,16 @@ def test_repr_and_str_never_show_the_key(provider, case):
     make, secrets = case
     obj = make(provider)
     assert_hidden(repr(obj) + str(obj), *secrets)
+
+
+def test_rsa_pss_signature_shortened_by_its_leading_zero_is_invalid_on_every_path(provider):
+    """A PSS signature whose first byte is 0, sent without it, is the same integer: OpenSSL takes
+    it, the raw path refuses it (wrong length, RFC 8017 8.1.2). Every path must refuse it."""
+    key = rsa.RSAPrivateKey(RSA_KEY, provider=provider)
+    pss = RSA_PADDINGS["pss"]
+    signature = key.sign(DATA, pss, _hashes.SHA256())
+    while signature[0] != 0:  # PSS is randomised: about 1 in 256 signatures starts with 0
+        signature = key.sign(DATA, pss, _hashes.SHA256())
+    key.public_key().verify(signature, DATA, pss, _hashes.SHA256())
+    with pytest.raises(InvalidSignature):
+        key.public_key().verify(signature[1:], DATA, pss, _hashes.SHA256())
