@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cryptoffload.caam import encoding as E
 from cryptoffload.caam import status
 from cryptoffload.caam.desc import Command, decode
 from cryptoffload.caam.model.cha import AesUnit, ChaError, MdUnit
@@ -55,12 +56,6 @@ from cryptoffload.caam.model.pkha import ProtocolContext, run_pkha, run_protocol
 
 __all__ = ["JobContext", "JobResult", "run_job"]
 
-HDR_ONE = 0x0080_0000
-HDR_ZRO = 0x0000_8000
-HDR_SHARED = 0x0000_1000
-HDR_MASK = 0xF800_0000
-HDR_JOB = 0xB000_0000
-MAX_WORDS = 64
 MAX_STEPS = 4096
 
 #: CCB error id 0xD: "Class 1 CHA is not reset".
@@ -91,17 +86,17 @@ class _Deco(JobState):
         except DmaError:
             return status.job_ring(status.JR_BAD_DESC_ADDR)
         header = int.from_bytes(head, self.order)
-        length = header & 0x7F
-        start = (header >> 16) & 0x3F
+        length = header & E.HDR_LENGTH_MASK
+        start = (header >> E.HDR_START_SHIFT) & E.HDR_START_MASK
         if (
-            header & HDR_MASK != HDR_JOB
-            or not header & HDR_ONE
-            or header & HDR_ZRO
-            or not 0 < length <= MAX_WORDS
+            header & E.OPCODE_MASK != E.CMD_DESC_HDR
+            or not header & E.HDR_ONE
+            or header & E.HDR_ZRO
+            or not 0 < length <= E.MAX_DESCRIPTOR_WORDS
             or start > length
         ):
             return status.deco(status.DECO_HDRLEN, 0)
-        if header & HDR_SHARED:
+        if header & E.HDR_SHARED:
             return status.deco(DECO_SHARED_HEADER, 0)
         try:
             raw = self.ctx.memory.read(desc_addr, 4 * length)
