@@ -404,6 +404,14 @@ def _padding_kind(padding: object, allowed: tuple[type, ...], what: str) -> None
         raise TypeError(f"{what} needs padding {names}, got {type(padding).__name__}")
 
 
+def check_signature_length(signature: Any, key_bits: int) -> None:
+    """Raise InvalidSignature unless the signature is exactly k bytes (RFC 8017 8.1.2 / 8.2.2
+    step 1). OpenSSL takes a PSS signature one byte short when its leading byte was zero; every
+    path of this package refuses it, so all give one answer."""
+    if memoryview(signature).nbytes != _byte_len(key_bits):
+        raise InvalidSignature
+
+
 def _byte_len(key_bits: int) -> int:
     if key_bits < 1:
         raise ValueError("key_bits must be positive")
@@ -468,8 +476,9 @@ def verify_with_raw(
         def check(m: int) -> bool:
             return hmac.compare_digest(i2osp(m, k), expected)
 
+    check_signature_length(signature, key_bits)
     s = os2ip(signature)
-    if len(signature) != k or s >= modulus:
+    if s >= modulus:
         raise InvalidSignature
     try:
         ok = check(raw_public(s))

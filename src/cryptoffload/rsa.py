@@ -90,8 +90,7 @@ class RSAPublicKey(RoutedKey):
         if direct:
             check_hash(algorithm)
             try:
-                if memoryview(signature).nbytes != (self._key.key_size + 7) // 8:
-                    raise InvalidSignature  # see engines/software.py _rsa: one answer everywhere
+                pkcs1.check_signature_length(signature, self._key.key_size)
                 self._key.verify(signature, data, padding, algorithm)
             except InvalidSignature:
                 cell.add(0)

@@ -8,7 +8,6 @@ import os
 import platform
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.backends.openssl.backend import backend as _openssl
 from cryptography.hazmat.primitives import cmac
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -152,11 +151,7 @@ def _rsa(op: Any) -> Any:
     if kind == "sign":
         return key.sign(op.data, op.padding, Prehashed(op.hash_alg))
     if kind == "verify":
-        if len(op.tag) != (key.key_size + 7) // 8:
-            # RFC 8017 8.1.2 / 8.2.2 step 1. OpenSSL takes a PSS signature one byte short when
-            # its leading byte was zero; a raw-exponent engine does not. Refused here too, so
-            # every path gives the same answer.
-            raise InvalidSignature
+        pkcs1.check_signature_length(op.tag, key.key_size)
         return key.verify(op.tag, op.data, op.padding, Prehashed(op.hash_alg))
     if kind == "encrypt":
         return key.encrypt(op.data, op.padding)
