@@ -23,8 +23,8 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from cryptoffload import Provider
-from cryptoffload.bench.cases import MIB, select
-from cryptoffload.bench.timing import run_for
+from cryptoffload.tools.bench.cases import MIB, select
+from cryptoffload.tools.bench.timing import run_for
 
 CASES = {
     "aes-128-gcm": "aes-128-gcm encrypt",

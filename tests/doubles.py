@@ -9,7 +9,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from cryptoffload import pkcs1
+from cryptoffload.blocks import pkcs1
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import Unavailable

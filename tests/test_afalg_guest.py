@@ -172,7 +172,7 @@ def test_socket_fault_never_loses_the_operation(monkeypatch):
 
 
 def test_engines_command_lists_the_virtio_driver_as_hardware(capsys):
-    from cryptoffload import cli
+    from cryptoffload.tools import cli
 
     assert cli.main(["engines", "--engine", f"afalg:{VIRTIO}"]) == 0
     out = capsys.readouterr().out
@@ -180,7 +180,7 @@ def test_engines_command_lists_the_virtio_driver_as_hardware(capsys):
 
 
 def test_bench_prints_afalg_rows_with_cpu_reading(capsys):
-    from cryptoffload import cli
+    from cryptoffload.tools import cli
 
     code = cli.main(
         [

@@ -34,9 +34,9 @@ from cryptography.hazmat.primitives.ciphers import modes as _modes
 
 from cryptoffload import Provider, dh, ec, modes, rsa, validate
 from cryptoffload.aead import AESCCM, AESGCM
+from cryptoffload.blocks.curves import CURVES, Curve, is_on_curve
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
-from cryptoffload.curves import CURVES, Curve, is_on_curve
 from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import SHA256, Hash
 from cryptoffload.hmac import HMAC

@@ -15,8 +15,8 @@ import pytest
 from doubles import DecliningEngine, TakeAllEngine
 
 import cryptoffload.engines
-from cryptoffload import cli
-from cryptoffload.bench import variants
+from cryptoffload.tools import cli
+from cryptoffload.tools.bench import variants
 
 TINY = ("--time", "0.01", "--trials", "1")
 SHA256 = ("bench", "--engines", "software", "--algs", "sha256", *TINY)

@@ -11,8 +11,8 @@ import math
 import pytest
 from rich.console import Console
 
-from cryptoffload.bench import report, sweep
-from cryptoffload.bench.plot import plot_sweep
+from cryptoffload.tools.bench import report, sweep
+from cryptoffload.tools.bench.plot import plot_sweep
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -12,9 +12,9 @@ import re
 import pytest
 from doubles import ChaosEngine, DecliningEngine, FaultingEngine, TakeAllEngine
 
-from cryptoffload.bench import cases, cpu, report, runner, timing
-from cryptoffload.bench.cases import MIB
 from cryptoffload.provider import Provider
+from cryptoffload.tools.bench import cases, cpu, report, runner, timing
+from cryptoffload.tools.bench.cases import MIB
 
 SECONDS = 0.01
 BLOCK = 1024

@@ -11,7 +11,7 @@ import pytest
 
 from cryptoffload.caam.desc import DescriptorBuilder, decode
 from cryptoffload.caam.disasm import disassemble_text, format_command, parse_words, to_json
-from cryptoffload.cli import main
+from cryptoffload.tools.cli import main
 
 GCM_DEC = (
     "b080000e 02200010 00001000 8210090e 2221000c 00002000 22310014 00005000 "
@@ -107,7 +107,7 @@ def test_immediate_load_into_a_key_register_is_hidden_too() -> None:
 
 
 def test_show_keys_flag_on_the_command_line(capsys) -> None:
-    from cryptoffload import cli
+    from cryptoffload.tools import cli
 
     assert cli.main(["caam", "disasm", "b0800003", "02800004", "a1b2c3d4"]) == 0
     assert "a1b2c3d4" not in capsys.readouterr().out

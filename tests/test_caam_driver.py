@@ -13,11 +13,11 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
 
-from cryptoffload import ffdhe
+from cryptoffload.blocks import ffdhe
+from cryptoffload.blocks.curves import CURVES
 from cryptoffload.caam import desc, regs, status
 from cryptoffload.caam.desc import DescriptorBuilder
 from cryptoffload.caam.model import CaamModel
-from cryptoffload.curves import CURVES
 
 # ---------------------------------------------------------------------- the driver
 

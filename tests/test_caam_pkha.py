@@ -16,12 +16,12 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 )
 from vectors.loaders import ecdsa_sigver_vectors
 
+from cryptoffload.blocks.curves import CURVES, Curve
+from cryptoffload.blocks.ffdhe import FFDHE_GROUPS
 from cryptoffload.caam import status
 from cryptoffload.caam.model import pkha
 from cryptoffload.caam.model.memory import DmaMemory
 from cryptoffload.caam.model.pkha import PkhaRegisters, ProtocolContext, run_pkha, run_protocol
-from cryptoffload.curves import CURVES, Curve
-from cryptoffload.ffdhe import FFDHE_GROUPS
 
 INDEX = 9  # descriptor word of the OPERATION, as it shows in status words
 

@@ -24,7 +24,7 @@ from cryptoffload.caam.workbench import (
     parse_tokens,
     run_descriptor,
 )
-from cryptoffload.cli import main
+from cryptoffload.tools.cli import main
 
 
 def split(text: str) -> list[str]:

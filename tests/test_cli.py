@@ -9,8 +9,9 @@ import sys
 import pytest
 from doubles import DecliningEngine, TakeAllEngine
 
-from cryptoffload import cli, engines, selftest
-from cryptoffload.selftest import Result
+from cryptoffload import engines
+from cryptoffload.tools import cli, selftest
+from cryptoffload.tools.selftest import Result
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -102,7 +103,7 @@ def test_python_dash_m_runs(argv):
 
 
 def test_engine_lists_keep_commas_inside_kernel_template_driver_names():
-    from cryptoffload.cli import _csv
+    from cryptoffload.tools.cli import _csv
 
     assert _csv("software, afalg:gcm_base(ctr(aes-generic),ghash-generic),afalg") == [
         "software",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from cryptoffload.ctr_drbg import (
+from cryptoffload.blocks.ctr_drbg import (
     MAX_REQUEST_BYTES,
     SEED_LEN,
     CtrDrbg,

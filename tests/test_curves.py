@@ -5,7 +5,7 @@ import random
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from cryptoffload.curves import (
+from cryptoffload.blocks.curves import (
     CURVES,
     Curve,
     Point,

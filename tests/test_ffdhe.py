@@ -6,7 +6,7 @@ import random
 import pytest
 from cryptography.hazmat.primitives.asymmetric import dh
 
-from cryptoffload.ffdhe import FFDHE_GROUPS, Group, group_for_prime
+from cryptoffload.blocks.ffdhe import FFDHE_GROUPS, Group, group_for_prime
 
 # (name, b, X) from RFC 7919 appendix A.
 RFC7919 = [

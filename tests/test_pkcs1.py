@@ -1,4 +1,4 @@
-"""cryptoffload.pkcs1: paddings around a raw modexp, against cryptography and published vectors."""
+"""blocks.pkcs1: paddings around a raw modexp, against cryptography and published vectors."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from vectors.pkcs1_vectors import (
     load,
 )
 
-from cryptoffload.pkcs1 import (
+from cryptoffload.blocks.pkcs1 import (
     DIGEST_INFO_PREFIXES,
     decrypt_with_raw,
     eme_oaep_decode,

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import dh as _dh
 from vectors.loaders import ffc_kas_vectors
 
 from cryptoffload import dh, validate
-from cryptoffload.ffdhe import FFDHE_GROUPS
+from cryptoffload.blocks.ffdhe import FFDHE_GROUPS
 from cryptoffload.ops import Op
 
 SMALL_GROUPS = ["ffdhe2048", "ffdhe3072"]

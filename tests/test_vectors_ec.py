@@ -23,7 +23,7 @@ from vectors.loaders import (
 )
 
 from cryptoffload import ec, validate
-from cryptoffload.curves import CURVES, Curve, short_name
+from cryptoffload.blocks.curves import CURVES, Curve, short_name
 from cryptoffload.ops import Op
 
 HASHES: dict[str, type[hashes.HashAlgorithm]] = {

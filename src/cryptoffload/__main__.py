@@ -2,6 +2,6 @@
 
 import sys
 
-from cryptoffload.cli import main
+from cryptoffload.tools.cli import main
 
 sys.exit(main())

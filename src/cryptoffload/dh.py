@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.asymmetric import dh as _dh
 
 from cryptoffload import validate
 from cryptoffload._keys import RoutedKey
-from cryptoffload.ffdhe import FFDHE_GROUPS, Group, group_for_prime
+from cryptoffload.blocks.ffdhe import FFDHE_GROUPS, Group, group_for_prime
 from cryptoffload.ops import Op
 from cryptoffload.provider import Provider
 

@@ -12,7 +12,7 @@ import os
 import threading
 import weakref
 
-from cryptoffload.ctr_drbg import CtrDrbg
+from cryptoffload.blocks.ctr_drbg import CtrDrbg
 from cryptoffload.ops import Op
 from cryptoffload.provider import SOFTWARE, Provider, current
 

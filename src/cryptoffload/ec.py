@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ec import (
 
 from cryptoffload import validate
 from cryptoffload._keys import RoutedKey, check_hash, digest_for
-from cryptoffload.curves import by_cryptography, short_name
+from cryptoffload.blocks.curves import by_cryptography, short_name
 from cryptoffload.ops import Op
 from cryptoffload.provider import Provider
 

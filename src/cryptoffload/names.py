@@ -84,7 +84,7 @@ def rsa_name(bits: int, side: str) -> str:
 
 def all_algorithms() -> list[str]:
     """Every algorithm name the software engine answers for, in a stable order."""
-    from cryptoffload.curves import CURVES
+    from cryptoffload.blocks.curves import CURVES
 
     names: list[str] = []
     for bits in (128, 192, 256):

@@ -10,8 +10,9 @@ from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateNumbers, RSAPublicNumbers
 
-from cryptoffload import pkcs1, validate
+from cryptoffload import validate
 from cryptoffload._keys import RoutedKey, check_hash, digest_for
+from cryptoffload.blocks import pkcs1
 from cryptoffload.names import hash_name
 from cryptoffload.ops import Op
 from cryptoffload.provider import Provider

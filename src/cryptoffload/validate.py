@@ -86,7 +86,7 @@ def rsa_input(value: int, modulus: int) -> None:
 
 def ec_public_point(curve: Any, x: int, y: int) -> None:
     """SP 800-56A 5.6.2.3.3 full public key validation: in range, on the curve, right order."""
-    from cryptoffload.curves import is_on_curve, point_mul
+    from cryptoffload.blocks.curves import is_on_curve, point_mul
 
     if not (0 <= x < curve.p and 0 <= y < curve.p):
         raise ValueError(f"peer public key coordinates are out of range for {curve.name}")
@@ -178,7 +178,7 @@ def _rsa_op(op: Any) -> None:
 
 
 def _ecdh_op(op: Any) -> None:
-    from cryptoffload.curves import by_cryptography
+    from cryptoffload.blocks.curves import by_cryptography
 
     if op.peer.curve.name != op.key.curve.name:
         raise ValueError(
@@ -189,7 +189,7 @@ def _ecdh_op(op: Any) -> None:
 
 
 def _dh_op(op: Any) -> None:
-    from cryptoffload.ffdhe import group_for_prime
+    from cryptoffload.blocks.ffdhe import group_for_prime
 
     own = op.key.parameters().parameter_numbers()
     peer = op.peer.public_numbers()

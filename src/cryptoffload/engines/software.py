@@ -15,7 +15,8 @@ from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
 
-from cryptoffload import modes, pkcs1
+from cryptoffload import modes
+from cryptoffload.blocks import pkcs1
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
 from cryptoffload.names import HASH_NAMES, all_algorithms

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import gmpy2
 
-from cryptoffload import curves
+from cryptoffload.blocks import curves
 from cryptoffload.caam import status
 from cryptoffload.caam.model.memory import DmaError, DmaMemory
 

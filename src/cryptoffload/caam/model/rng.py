@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 
+from cryptoffload.blocks.ctr_drbg import MAX_REQUEST_BYTES, CtrDrbg
 from cryptoffload.caam import status
-from cryptoffload.ctr_drbg import MAX_REQUEST_BYTES, CtrDrbg
 
 __all__ = ["HANDLES", "RDSTA_IF0", "RDSTA_IF1", "RNG_ERR_INSTANTIATE", "Rng4"]
 

@@ -7,11 +7,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from cryptoffload.bench.cases import Case
-from cryptoffload.bench.runner import Progress, add_speedups, engine_providers, measure_case
-from cryptoffload.bench.timing import harness_seconds_per_call
 from cryptoffload.policy import Policy
 from cryptoffload.provider import SOFTWARE, Provider
+from cryptoffload.tools.bench.cases import Case
+from cryptoffload.tools.bench.runner import Progress, add_speedups, engine_providers, measure_case
+from cryptoffload.tools.bench.timing import harness_seconds_per_call
 
 #: The QorIQ article's sweep: 64 B, 256 B, ~1400 B (a TLS record over Ethernet), 16 KiB.
 DEFAULT_SIZES = (64, 256, 1400, 16384)

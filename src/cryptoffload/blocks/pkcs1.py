@@ -331,7 +331,7 @@ def _private_attr(obj: object, name: str) -> Any:
         return getattr(obj, name)
     except AttributeError:
         raise TypeError(
-            f"{type(obj).__name__} has no {name!r}: cryptoffload.pkcs1 reads cryptography's "
+            f"{type(obj).__name__} has no {name!r}: cryptoffload.blocks.pkcs1 reads cryptography's "
             "private padding attributes (as of cryptography 48) and this version differs"
         ) from None
 

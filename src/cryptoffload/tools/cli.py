@@ -91,7 +91,7 @@ def _print_bindings(row: dict[str, Any], console: Console) -> None:
 
 
 def cmd_selftest(args: argparse.Namespace, console: Console) -> int:
-    from cryptoffload import selftest
+    from cryptoffload.tools import selftest
 
     provider = _provider(args.engine)
     engines = [e for e in provider.engines if e.name != "software"]
@@ -175,7 +175,7 @@ def _emit(text: str, out: str | None) -> None:
 
 
 def cmd_bench(args: argparse.Namespace, console: Console) -> int:
-    from cryptoffload.bench import cases, report, runner
+    from cryptoffload.tools.bench import cases, report, runner
 
     if args.workload == "tls13":
         return _bench_tls13(args, console)
@@ -198,7 +198,7 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
             progress=step,
         )
     if args.variants:
-        from cryptoffload.bench import variants
+        from cryptoffload.tools.bench import variants
 
         if not args.quiet:
             err.print("running software variants with crypto extensions masked...")
@@ -217,7 +217,7 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
 
 
 def _bench_tls13(args: argparse.Namespace, console: Console) -> int:
-    from cryptoffload.bench import machine, tls13
+    from cryptoffload.tools.bench import machine, tls13
 
     engines = _bench_engines(args.engines)
     err = Console(stderr=True)
@@ -332,7 +332,7 @@ def _sizes(text: str) -> list[int]:
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
-    from cryptoffload.bench import cases, report, sweep
+    from cryptoffload.tools.bench import cases, report, sweep
 
     selected = (
         [c for c in cases.select(args.algs) if c.bulk]
@@ -360,7 +360,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
             progress=step,
         )
     if args.plot:
-        from cryptoffload.bench.plot import plot_sweep
+        from cryptoffload.tools.bench.plot import plot_sweep
 
         plot_sweep(result, args.plot)
     if args.format == "json" or (args.format == "table" and args.out):
@@ -382,7 +382,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    from cryptoffload.bench import report
+    from cryptoffload.tools.bench import report
 
     runs = []
     for path in (args.before, args.after):

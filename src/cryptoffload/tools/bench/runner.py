@@ -6,13 +6,13 @@ import datetime as _dt
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cryptoffload.bench import cpu as _cpu
-from cryptoffload.bench import machine
-from cryptoffload.bench.cases import MIB, Case
-from cryptoffload.bench.timing import harness_seconds_per_call, measure, summarize
 from cryptoffload.counters import diff
 from cryptoffload.policy import Policy
 from cryptoffload.provider import SOFTWARE, Provider
+from cryptoffload.tools.bench import cpu as _cpu
+from cryptoffload.tools.bench import machine
+from cryptoffload.tools.bench.cases import MIB, Case
+from cryptoffload.tools.bench.timing import harness_seconds_per_call, measure, summarize
 
 #: Engine rows measure what the engine can do at each size, so no threshold holds ops back.
 TAKE_ALL = Policy(min_size={"*": 0})

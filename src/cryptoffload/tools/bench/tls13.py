@@ -18,13 +18,13 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 from cryptoffload import ec, rsa
 from cryptoffload.aead import AESGCM
-from cryptoffload.bench.cases import _ec_key, _rsa_key
-from cryptoffload.bench.runner import TAKE_ALL, Progress, engine_providers
-from cryptoffload.bench.timing import measure, summarize
 from cryptoffload.hmac import HMAC
 from cryptoffload.names import HASH_CLASSES
 from cryptoffload.policy import Policy
 from cryptoffload.provider import SOFTWARE, Provider
+from cryptoffload.tools.bench.cases import _ec_key, _rsa_key
+from cryptoffload.tools.bench.runner import TAKE_ALL, Progress, engine_providers
+from cryptoffload.tools.bench.timing import measure, summarize
 
 #: HMAC-SHA256 calls in one server handshake's key schedule (extracts, expands, Finished).
 KEY_SCHEDULE_HMACS = 12

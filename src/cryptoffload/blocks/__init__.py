@@ -1,0 +1,1 @@
+"""Building blocks engines and checks share: curves, FFDHE groups, CTR_DRBG, PKCS#1, KATs."""
