@@ -21,7 +21,7 @@ from cryptoffload import Policy, Provider
 from cryptoffload.ciphers import Cipher, algorithms, modes
 from cryptoffload.engines.afalg import AfalgEngine
 from cryptoffload.engines.base import Capabilities
-from cryptoffload.ops import Op
+from cryptoffload.ops import CipherOp
 
 
 class StandInSocket:
@@ -60,7 +60,7 @@ def main() -> int:
     )
     for size in (int(s) for s in args.sizes.split(",")):
         key, iv, data = bytes(16), bytes(16), bytes(size)
-        op = Op("cipher", "aes-128-cbc", "encrypt", key=key, iv=iv, data=data)
+        op = CipherOp("aes-128-cbc", "encrypt", key, iv, data)
         sock = StandInSocket(size)
         engine = AfalgEngine(driver="stand-in")
         engine._bind["aes-128-cbc"] = ("skcipher", "stand-in")

@@ -15,7 +15,7 @@ import sys
 from afalg_vs_c import py_rate as rate
 
 from cryptoffload.engines.afalg import AfalgEngine
-from cryptoffload.ops import Op
+from cryptoffload.ops import CipherOp
 
 
 def main() -> int:
@@ -37,9 +37,7 @@ def main() -> int:
             print(f"{driver}: not available ({caps.reason})")
             continue
         for size in (int(s) for s in args.sizes.split(",")):
-            op = Op(
-                "cipher", "aes-128-cbc", "encrypt", key=bytes(16), iv=bytes(16), data=bytes(size)
-            )
+            op = CipherOp("aes-128-cbc", "encrypt", bytes(16), bytes(16), bytes(size))
             assert copying.run(op) == splicing.run(op)
             ratios, sends, splices = [], [], []
             for _ in range(args.rounds):

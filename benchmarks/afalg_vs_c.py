@@ -22,7 +22,7 @@ import time
 from cryptoffload import Policy, Provider
 from cryptoffload.ciphers import Cipher, algorithms, modes
 from cryptoffload.engines.afalg import AfalgEngine
-from cryptoffload.ops import Op
+from cryptoffload.ops import CipherOp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -75,7 +75,7 @@ def main() -> int:
             provider = Provider([AfalgEngine(driver=driver)], policy=Policy(min_size={"*": 0}))
             for size in sizes:
                 data, key, iv = bytes(size), bytes(16), bytes(16)
-                op = Op("cipher", "aes-128-cbc", "encrypt", key=key, iv=iv, data=data)
+                op = CipherOp("aes-128-cbc", "encrypt", key, iv, data)
                 enc = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor()
                 out = bytearray(size + 15)
                 rounds = []

@@ -33,9 +33,9 @@ def raw_rsa(op: Any) -> Any:
             )
 
         if op.kind == "raw":
-            return private(op.data)
+            return private(op.value)
         if op.kind == "sign":
-            return pkcs1.sign_with_raw(private, bits, op.data, op.padding, op.hash_alg)
+            return pkcs1.sign_with_raw(private, bits, op.digest, op.padding, op.hash_alg)
         if isinstance(op.padding, padding.PKCS1v15):
             # Only OpenSSL's implicit rejection answers malformed v1.5 ciphertexts safely.
             raise Unavailable("unsupported", "PKCS#1 v1.5 decryption")
@@ -46,10 +46,10 @@ def raw_rsa(op: Any) -> Any:
         return pkcs1.rsa_public_raw(m, pub.n, pub.e)
 
     if op.kind == "raw":
-        return public(op.data)
+        return public(op.value)
     if op.kind == "verify":
         return pkcs1.verify_with_raw(
-            public, bits, op.tag, op.data, op.padding, op.hash_alg, modulus=pub.n
+            public, bits, op.signature, op.digest, op.padding, op.hash_alg, modulus=pub.n
         )
     return pkcs1.encrypt_with_raw(public, bits, op.data, op.padding)
 

@@ -27,7 +27,7 @@ from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
 from cryptoffload.hashes import SHA256, Hash
 from cryptoffload.hmac import HMAC
-from cryptoffload.ops import Op
+from cryptoffload.ops import CipherOp, HashOp
 
 MSG_MORE = socket.MSG_MORE
 KEY = bytes(range(16))
@@ -170,8 +170,8 @@ def cbc(data: bytes, key: bytes = KEY) -> bytes:
     return enc.update(data) + enc.finalize()
 
 
-def cipher_op(data, key: bytes = KEY, alg: str = "aes-128-cbc") -> Op:
-    return Op("cipher", alg, "encrypt", key=key, iv=None if alg.endswith("ecb") else IV, data=data)
+def cipher_op(data, key: bytes = KEY, alg: str = "aes-128-cbc") -> CipherOp:
+    return CipherOp(alg, "encrypt", key, None if alg.endswith("ecb") else IV, data)
 
 
 # -- the cipher hot path ---------------------------------------------------------------------------
@@ -257,7 +257,7 @@ def test_unbound_algorithms_are_declined_on_every_path():
     for op in (
         cipher_op(bytes(16), alg="aes-128-ecb"),
         cipher_op(bytes(afalg.MAX_REQUEST + 16), alg="aes-128-ecb"),
-        Op("hash", "sha256", "digest", data=b"abc"),
+        HashOp("sha256", "digest", b"abc"),
     ):
         with pytest.raises(Unavailable) as info:
             engine.run(op)
@@ -358,7 +358,7 @@ def test_kernel_stream_fault_is_redone_in_software_and_its_socket_closed(at):
 
 def test_short_hashes_still_run_as_one_request_on_the_operation_socket():
     engine = stand_in_engine("sha256")
-    digest = engine.run(Op("hash", "sha256", "digest", data=b"abc"))
+    digest = engine.run(HashOp("sha256", "digest", b"abc"))
     assert digest == hashlib.sha256(b"abc").digest()
     sock = engine._local.ops[engine.tfms[("sha256", None)]]
     assert not sock.closed  # kept for the next request
@@ -379,7 +379,7 @@ def test_open_stream_declines_what_it_cannot_hold(alg, error, reason):
     if error is not None:
         engine._tfm("sha256", None).accept_error = error
     with pytest.raises(Unavailable) as info:
-        engine.open_stream(Op("hash", alg, "digest", data=b""))
+        engine.open_stream(HashOp(alg, "digest", b""))
     assert info.value.reason == reason
 
 
@@ -387,7 +387,7 @@ def test_open_stream_socket_error_outside_the_declines_is_a_fault():
     engine = stand_in_engine("sha256")
     engine._tfm("sha256", None).accept_error = OSError(errno.EIO, "device error")
     with pytest.raises(OSError):
-        engine.open_stream(Op("hash", "sha256", "digest", data=b""))
+        engine.open_stream(HashOp("sha256", "digest", b""))
 
 
 # -- splicing (off by default) ---------------------------------------------------------------------

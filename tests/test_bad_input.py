@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 from cryptography.hazmat.primitives.ciphers import algorithms as _algorithms
 from cryptography.hazmat.primitives.ciphers import modes as _modes
 
-from cryptoffload import Provider, dh, ec, modes, rsa, validate
+from cryptoffload import Provider, dh, ec, modes, ops, rsa, validate
 from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.blocks.curves import CURVES, Curve, is_on_curve
 from cryptoffload.ciphers import Cipher, algorithms
@@ -40,7 +40,7 @@ from cryptoffload.cmac import CMAC
 from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import SHA256, Hash
 from cryptoffload.hmac import HMAC
-from cryptoffload.ops import Op
+from cryptoffload.ops import CipherOp, DhOp, EcdhOp, Op
 
 
 def _bytes(n: int, label: str) -> bytes:
@@ -705,7 +705,7 @@ class _UncheckedPeer:
 
 
 def _ecdh_op(peer: Any) -> Op:
-    return Op("ecdh", "ecdh-p256", "exchange", key=EC_KEY, peer=peer)
+    return EcdhOp("ecdh-p256", "exchange", EC_KEY, peer)
 
 
 @pytest.mark.parametrize("case", BAD_POINT_NAMES)
@@ -775,7 +775,7 @@ def test_dh_exchange_with_bad_peer_value_is_valueerror(provider, y):
         lambda: key.exchange(dh.DHPublicKey.from_public_value("ffdhe2048", y)),
         *DH_SECRETS,
     )
-    op = Op("dh", "ffdhe2048", "exchange", key=DH_KEY, peer=_dh_peer_y(y))
+    op = DhOp("ffdhe2048", "exchange", DH_KEY, _dh_peer_y(y))
     expect(provider, ValueError, lambda: provider.run(op), *DH_SECRETS)
 
 
@@ -789,7 +789,7 @@ def test_dh_exchange_with_peer_from_another_group_is_valueerror(provider, wrap):
 
 
 def test_dh_op_with_peer_from_another_group_is_valueerror_before_any_engine(provider):
-    op = Op("dh", "ffdhe2048", "exchange", key=DH_KEY, peer=DH_3072.public_key())
+    op = DhOp("ffdhe2048", "exchange", DH_KEY, DH_3072.public_key())
     expect(provider, ValueError, lambda: provider.run(op), *DH_SECRETS)
 
 
@@ -847,51 +847,61 @@ def test_unknown_hash_is_typeerror(provider, use, algorithm):
 INVALID_OPS: dict[str, tuple[type[Exception], Op]] = {
     "cipher-misaligned": (
         ValueError,
-        Op("cipher", "aes-128-cbc", "encrypt", key=KEY, iv=IV, data=bytes(17)),
+        ops.make("cipher", "aes-128-cbc", "encrypt", key=KEY, iv=IV, data=bytes(17)),
     ),
     "cipher-short-iv": (
         ValueError,
-        Op("cipher", "aes-128-ctr", "encrypt", key=KEY, iv=IV[:8], data=bytes(16)),
+        ops.make("cipher", "aes-128-ctr", "encrypt", key=KEY, iv=IV[:8], data=bytes(16)),
     ),
     "cipher-key-15": (
         ValueError,
-        Op("cipher", "aes-128-ecb", "encrypt", key=KEY[:15], data=bytes(16)),
+        ops.make("cipher", "aes-128-ecb", "encrypt", key=KEY[:15], data=bytes(16)),
     ),
     "cipher-data-str": (
         TypeError,
-        Op("cipher", "aes-128-ecb", "encrypt", key=KEY, data="x" * 16),
+        ops.make("cipher", "aes-128-ecb", "encrypt", key=KEY, data="x" * 16),
     ),
     "gcm-nonce-empty": (
         ValueError,
-        Op("aead", "aes-128-gcm", "encrypt", key=KEY, iv=b"", data=DATA, length=16),
+        ops.make("aead", "aes-128-gcm", "encrypt", key=KEY, iv=b"", data=DATA, tag_length=16),
     ),
     "gcm-tag-length-5": (
         ValueError,
-        Op("aead", "aes-128-gcm", "encrypt", key=KEY, iv=NONCE, data=DATA, length=5),
+        ops.make("aead", "aes-128-gcm", "encrypt", key=KEY, iv=NONCE, data=DATA, tag_length=5),
     ),
     "gcm-decrypt-tag-3": (
         ValueError,
-        Op("aead", "aes-128-gcm", "decrypt", key=KEY, iv=NONCE, data=DATA, tag=b"abc", length=3),
+        ops.make(
+            "aead", "aes-128-gcm", "decrypt", key=KEY, iv=NONCE, data=DATA + b"abc", tag_length=3
+        ),
     ),
     "ccm-nonce-6": (
         ValueError,
-        Op("aead", "aes-128-ccm", "encrypt", key=KEY, iv=bytes(6), data=DATA, length=16),
+        ops.make("aead", "aes-128-ccm", "encrypt", key=KEY, iv=bytes(6), data=DATA, tag_length=16),
     ),
     "ccm-aad-int": (
         TypeError,
-        Op("aead", "aes-128-ccm", "encrypt", key=KEY, iv=CCM_NONCE, data=DATA, aad=5, length=16),
+        ops.make(
+            "aead", "aes-128-ccm", "encrypt", key=KEY, iv=CCM_NONCE, data=DATA, aad=5, tag_length=16
+        ),
     ),
     "gmac-tag-length-3": (
         ValueError,
-        Op("mac", "gmac-aes-128", "mac", key=KEY, iv=NONCE, data=DATA, length=3),
+        ops.make("mac", "gmac-aes-128", "mac", key=KEY, iv=NONCE, data=DATA, tag_length=3),
     ),
-    "hmac-key-str": (TypeError, Op("mac", "hmac-sha256", "mac", key="key", data=DATA)),
-    "cmac-key-20": (ValueError, Op("mac", "cmac-aes-128", "mac", key=bytes(20), data=DATA)),
-    "hash-data-list": (TypeError, Op("hash", "sha256", "digest", data=[1, 2])),
-    "rsa-raw-zero": (ValueError, Op("rsa", "rsa-2048-private", "raw", key=RSA_KEY, data=0)),
-    "rsa-raw-str": (TypeError, Op("rsa", "rsa-2048-private", "raw", key=RSA_KEY, data="1")),
-    "rng-negative": (ValueError, Op("rng", "drbg", "seed", length=-1)),
-    "unknown-family": (ValueError, Op("quantum", "aes-128-ecb", "encrypt", key=KEY)),
+    "hmac-key-str": (TypeError, ops.make("mac", "hmac-sha256", "mac", key="key", data=DATA)),
+    "cmac-key-20": (ValueError, ops.make("mac", "cmac-aes-128", "mac", key=bytes(20), data=DATA)),
+    "hash-data-list": (TypeError, ops.make("hash", "sha256", "digest", data=[1, 2])),
+    "rsa-raw-zero": (ValueError, ops.make("rsa", "rsa-2048-private", "raw", key=RSA_KEY, value=0)),
+    "rsa-raw-str": (TypeError, ops.make("rsa", "rsa-2048-private", "raw", key=RSA_KEY, value="1")),
+    "rng-negative": (ValueError, ops.make("rng", "drbg", "seed", length=-1)),
+    "unknown-kind": (ValueError, CipherOp("aes-128-ecb", "transmogrify", KEY, None, bytes(16))),
+    "unknown-family": (
+        ValueError,
+        type("QuantumOp", (CipherOp,), {"family": "quantum"})(
+            "aes-128-ecb", "encrypt", KEY, None, bytes(16)
+        ),
+    ),
 }
 
 
@@ -911,11 +921,17 @@ REPRS: dict[str, tuple[Callable[[Provider], Any], tuple[bytes | int, ...]]] = {
     "CMAC": (lambda p: CMAC(algorithms.AES(KEY), provider=p), (KEY,)),
     "GMAC": (lambda p: GMAC(KEY, NONCE, provider=p), (KEY,)),
     "Op-cipher": (
-        lambda p: Op("cipher", "aes-128-cbc", "encrypt", key=KEY, iv=IV, data=DATA),
+        lambda p: ops.make("cipher", "aes-128-cbc", "encrypt", key=KEY, iv=IV, data=DATA),
         (KEY,),
     ),
-    "Op-mac": (lambda p: Op("mac", "hmac-sha256", "mac", key=HMAC_KEY, data=DATA), (HMAC_KEY,)),
-    "Op-rsa": (lambda p: Op("rsa", "rsa-2048-private", "raw", key=RSA_KEY, data=5), RSA_SECRETS),
+    "Op-mac": (
+        lambda p: ops.make("mac", "hmac-sha256", "mac", key=HMAC_KEY, data=DATA),
+        (HMAC_KEY,),
+    ),
+    "Op-rsa": (
+        lambda p: ops.make("rsa", "rsa-2048-private", "raw", key=RSA_KEY, value=5),
+        RSA_SECRETS,
+    ),
     "RSAPrivateKey": (lambda p: rsa.RSAPrivateKey(RSA_KEY, provider=p), RSA_SECRETS),
     "RSAPublicKey": (lambda p: rsa.RSAPrivateKey(RSA_KEY, provider=p).public_key(), RSA_SECRETS),
     "ECPrivateKey": (lambda p: ec.EllipticCurvePrivateKey(EC_KEY, provider=p), EC_SECRETS),

@@ -103,11 +103,11 @@ def test_python_dash_m_runs(argv):
 
 
 def test_engine_lists_keep_commas_inside_kernel_template_driver_names():
-    from cryptoffload.tools.cli import _csv
+    from cryptoffload.tools.bench.cli import comma_list
 
-    assert _csv("software, afalg:gcm_base(ctr(aes-generic),ghash-generic),afalg") == [
+    assert comma_list("software, afalg:gcm_base(ctr(aes-generic),ghash-generic),afalg") == [
         "software",
         "afalg:gcm_base(ctr(aes-generic),ghash-generic)",
         "afalg",
     ]
-    assert _csv("a,,b") == ["a", "b"]
+    assert comma_list("a,,b") == ["a", "b"]

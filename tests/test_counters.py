@@ -13,7 +13,7 @@ def test_snapshot_shape_and_registered_engines_listed():
     c.count("caam", "aes-128-gcm", 100)
     c.decline("caam", "aes-128-gcm", "busy")
     c.fault("caam", "aes-128-gcm")
-    c.software("aes-128-gcm", 50)
+    c.count("software", "aes-128-gcm", 50)
     assert c.snapshot() == {
         "caam": {"aes-128-gcm": {"ops": 1, "bytes": 100, "declined": {"busy": 1}, "faults": 1}},
         "software": {"aes-128-gcm": {"ops": 1, "bytes": 50, "declined": {}, "faults": 0}},
@@ -34,7 +34,7 @@ def test_counts_from_many_threads_add_up_exactly():
 
     def work():
         for _ in range(per_thread):
-            c.software("sha256", 3)
+            c.count("software", "sha256", 3)
             c.count("engine", "sha256", 2)
             c.decline("engine", "sha256", "busy")
 
@@ -53,10 +53,10 @@ def test_counts_from_many_threads_add_up_exactly():
 def test_counts_of_finished_threads_survive_and_memory_does_not_grow_with_threads():
     c = Counters(("software",))
     for _ in range(20):
-        t = threading.Thread(target=lambda: c.software("sha1", 1))
+        t = threading.Thread(target=lambda: c.count("software", "sha1", 1))
         t.start()
         t.join()
-    c.software("sha1", 1)
+    c.count("software", "sha1", 1)
     assert c.snapshot()["software"]["sha1"]["ops"] == 21
     assert len(c._cells) == 1
 
@@ -64,7 +64,7 @@ def test_counts_of_finished_threads_survive_and_memory_does_not_grow_with_thread
 def test_pending_sizes_are_folded_so_memory_stays_bounded():
     c = Counters(("software",))
     for i in range(3 * FOLD_AT):
-        c.software("sha256", i)
+        c.count("software", "sha256", i)
     assert len(c.cell("software", "sha256").pending) <= FOLD_AT
     snap = c.snapshot()["software"]["sha256"]
     assert snap["ops"] == 3 * FOLD_AT
@@ -83,7 +83,7 @@ def test_counting_while_snapshots_are_read_loses_nothing():
     for t in readers:
         t.start()
     writers = [
-        threading.Thread(target=lambda: [c.software("sha1", 2) for _ in range(20000)])
+        threading.Thread(target=lambda: [c.count("software", "sha1", 2) for _ in range(20000)])
         for _ in range(4)
     ]
     for t in writers:
@@ -120,14 +120,14 @@ def test_diff_reports_only_what_changed():
 
 def test_reset_zeroes_everything():
     c = Counters(("software",))
-    c.software("sha256", 1)
+    c.count("software", "sha256", 1)
     c.reset()
     assert c.snapshot()["software"]["sha256"]["ops"] == 0
 
 
 def test_json_round_trips_the_snapshot():
     c = Counters(("software",))
-    c.software("sha256", 7)
+    c.count("software", "sha256", 7)
     assert json.loads(c.to_json()) == c.snapshot()
 
 

@@ -17,14 +17,14 @@ from cryptoffload.aead import AESGCM
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
 from cryptoffload.hashes import SHA256, Hash
-from cryptoffload.ops import Op
+from cryptoffload.ops import AeadOp, CipherOp, HashOp
 
 KEY, NONCE = bytes(range(16)), bytes(12)
 ALL = Policy(min_size={"*": 0})
 
 
-def gcm_op(data: bytes = b"x" * 64) -> Op:
-    return Op("aead", "aes-128-gcm", "encrypt", key=KEY, iv=NONCE, data=data, aad=b"", length=16)
+def gcm_op(data: bytes = b"x" * 64) -> AeadOp:
+    return AeadOp("aes-128-gcm", "encrypt", KEY, NONCE, data, b"", 16)
 
 
 def test_software_is_always_last_and_present():
@@ -106,7 +106,7 @@ def test_invalid_tag_from_engine_is_the_answer_not_a_fault():
             raise InvalidTag
 
     p = Provider([Rejecting("rejecting")], policy=ALL)
-    op = Op("aead", "aes-128-gcm", "decrypt", key=KEY, iv=NONCE, data=b"x", aad=b"", tag=bytes(16))
+    op = AeadOp("aes-128-gcm", "decrypt", KEY, NONCE, b"x" + bytes(16), b"", 16)
     with pytest.raises(InvalidTag):
         p.run(op)
     snap = p.counters.snapshot()
@@ -142,7 +142,7 @@ def test_below_threshold_goes_to_software_counted_as_decline():
 def test_default_threshold_keeps_small_cbc_in_software_but_gcm_is_always_taken():
     taker = TakeAllEngine()
     p = Provider([taker])
-    cbc = Op("cipher", "aes-128-cbc", "encrypt", key=KEY, iv=bytes(16), data=bytes(128))
+    cbc = CipherOp("aes-128-cbc", "encrypt", KEY, bytes(16), bytes(128))
     p.run(cbc)
     p.run(gcm_op(b"x" * 16))
     snap = p.counters.snapshot()
@@ -155,7 +155,7 @@ def test_engine_suggested_threshold_applies_unless_policy_overrides():
         def probe(self):
             return Capabilities(True, algorithms=frozenset({"sha256"}), min_size={"sha256": 512})
 
-    op = Op("hash", "sha256", "digest", data=bytes(100))
+    op = HashOp("sha256", "digest", bytes(100))
     p = Provider([Picky("picky")])
     p.run(op)
     assert p.counters.snapshot()["picky"]["sha256"]["declined"] == {"below-threshold": 1}
@@ -166,7 +166,7 @@ def test_engine_suggested_threshold_applies_unless_policy_overrides():
 
 def test_max_size_declines_too_large():
     p = Provider([TakeAllEngine()], policy=Policy(min_size={"*": 0}, max_size={"sha256": 10}))
-    p.run(Op("hash", "sha256", "digest", data=bytes(11)))
+    p.run(HashOp("sha256", "digest", bytes(11)))
     assert p.counters.snapshot()["takeall"]["sha256"]["declined"] == {"too-large": 1}
 
 
@@ -192,10 +192,12 @@ def test_require_without_any_engine_raises_on_the_fast_path_too():
         AESGCM(KEY, provider=p).encrypt(NONCE, b"data", None)
 
 
-def test_direct_is_true_only_when_no_engine_claims_the_algorithm():
-    p = Provider([TakeAllEngine(algorithms={"sha256"})])
-    assert not p.direct("sha256")
-    assert p.direct("sha384")
+def test_lane_is_software_only_when_no_engine_claims_it_and_offload_is_not_required():
+    p = Provider([TakeAllEngine(algorithms={"sha256"})], policy=Policy(require=["sha512"]))
+    assert not p.lane("sha256").software_only
+    assert p.lane("sha384").software_only
+    assert not p.lane("sha512").software_only
+    assert p.lane("sha384") is p.lane("sha384")
 
 
 def test_silent_fallback_logs_one_warning_naming_reasons(caplog):

@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from chunks import split
 from counting import ChaosTally, check_ops
 from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
@@ -57,16 +58,6 @@ def _gcm(path: str, *, full_tag: bool | None = None, empty_pt: bool = False) -> 
     if "Decrypt" in path:  # the decrypt files mix records to accept and records to reject
         assert any(r["fail"] for r in records) and not all(r["fail"] for r in records)
     return records
-
-
-def split(data: bytes) -> list[bytes]:
-    out, pos, i = [], 0, 0
-    while pos < len(data):
-        size = CHUNK_PATTERN[i % len(CHUNK_PATTERN)]
-        out.append(data[pos : pos + size])
-        pos += size
-        i += 1
-    return out
 
 
 def _aad(r: dict[str, Any]) -> bytes | None:
@@ -147,9 +138,9 @@ def test_gcm_cipher_context_every_tag_length_tag_in_mode_and_finalize_with_tag(
             assert out + dec.finalize() == r["pt"], r["count"]
 
         dec = Cipher(aes, modes.GCM(r["iv"], min_tag_length=n), provider=provider).decryptor()
-        for piece in split(r["aad"]):
+        for piece in split(r["aad"], CHUNK_PATTERN):
             dec.authenticate_additional_data(piece)
-        out = b"".join(dec.update(piece) for piece in split(r["ct"]))
+        out = b"".join(dec.update(piece) for piece in split(r["ct"], CHUNK_PATTERN))
         performed[alg] += 1
         if r["fail"]:
             with pytest.raises(InvalidTag):
@@ -184,7 +175,7 @@ def test_gmac_equals_gcm_tag_over_aad_of_empty_plaintext_records(
         assert gmac.finalize() == tag, r["count"]
 
         gmac = GMAC(key, iv, tag_length=len(tag), provider=provider)
-        for piece in split(r["aad"]):
+        for piece in split(r["aad"], CHUNK_PATTERN):
             gmac.update(piece)
         gmac.verify(tag)
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from chunks import split
 from counting import ChaosTally, check_ops, claimed
 from vectors.loaders import aes_vectors
 
@@ -70,19 +71,6 @@ def _directions(r: dict[str, Any]) -> Iterator[tuple[bool, bytes, bytes]]:
     yield False, r["ciphertext"], r["plaintext"]
 
 
-def split(data: bytes, start: int) -> list[bytes]:
-    """``data`` cut by CHUNK_PATTERN, beginning at pattern position ``start``."""
-    out = []
-    pos = 0
-    i = start
-    while pos < len(data):
-        size = CHUNK_PATTERN[i % len(CHUNK_PATTERN)]
-        out.append(data[pos : pos + size])
-        pos += size
-        i += 1
-    return out
-
-
 def update_ops(mode: str, sizes: list[int], provider: Provider) -> int:
     """Ops one context does for ``update`` calls of ``sizes`` bytes, as ciphers.py promises.
 
@@ -123,7 +111,7 @@ def test_uneven_chunks_match_vectors_both_ways(mode: str, path: str, provider: P
     for i, r in enumerate(_records(mode, path)):
         cipher = _cipher(mode, r, provider)
         for encrypt, data, expected in _directions(r):
-            chunks = split(data, i)
+            chunks = split(data, CHUNK_PATTERN, i)
             assert b"".join(chunks) == data
             ctx = cipher.encryptor() if encrypt else cipher.decryptor()
             out = b"".join(ctx.update(chunk) for chunk in chunks) + ctx.finalize()
@@ -140,7 +128,7 @@ def test_update_into_uneven_chunks_matches_vectors_both_ways(
     for i, r in enumerate(_records(mode, path)):
         cipher = _cipher(mode, r, provider)
         for encrypt, data, expected in _directions(r):
-            chunks = split(data, i + 3)
+            chunks = split(data, CHUNK_PATTERN, i + 3)
             ctx = cipher.encryptor() if encrypt else cipher.decryptor()
             out = bytearray()
             for chunk in chunks:
@@ -156,9 +144,9 @@ def test_update_into_uneven_chunks_matches_vectors_both_ways(
 
 def test_split_follows_the_chunk_pattern() -> None:
     data = bytes(range(100))
-    assert [len(c) for c in split(data, 0)] == [1, 15, 17, 33, 5, 29]
-    assert [len(c) for c in split(data[:16], 1)] == [15, 1]
-    assert b"".join(split(data, 5)) == data
+    assert [len(c) for c in split(data, CHUNK_PATTERN, 0)] == [1, 15, 17, 33, 5, 29]
+    assert [len(c) for c in split(data[:16], CHUNK_PATTERN, 1)] == [15, 1]
+    assert b"".join(split(data, CHUNK_PATTERN, 5)) == data
 
 
 def test_chaos_engine_declined_and_faulted_over_this_file() -> None:

@@ -18,7 +18,7 @@ from vectors.loaders import ffc_kas_vectors
 
 from cryptoffload import dh, validate
 from cryptoffload.blocks.ffdhe import FFDHE_GROUPS
-from cryptoffload.ops import Op
+from cryptoffload.ops import DhOp
 
 SMALL_GROUPS = ["ffdhe2048", "ffdhe3072"]
 LARGE_GROUPS = ["ffdhe4096", "ffdhe6144", "ffdhe8192"]
@@ -202,7 +202,7 @@ def test_bad_peer_values_raise_value_error_before_any_engine(provider, name, cas
     with pytest.raises(ValueError):
         validate.dh_public_value(group, y)
     # The provider's own check, for an op built without the key classes.
-    op = Op("dh", name, "exchange", key=key.to_cryptography(), peer=as_int.to_cryptography())
+    op = DhOp(name, "exchange", key.to_cryptography(), as_int.to_cryptography())
     with pytest.raises(ValueError):
         provider.run(op)
     assert_untouched(provider, name)
@@ -234,7 +234,7 @@ def test_peer_from_another_group_raises_value_error_before_any_engine(provider):
     with pytest.raises(ValueError):
         key.exchange(dh.DHPublicKey(foreign, provider=provider))
     for peer in (other.to_cryptography(), foreign):
-        op = Op("dh", "ffdhe2048", "exchange", key=key.to_cryptography(), peer=peer)
+        op = DhOp("ffdhe2048", "exchange", key.to_cryptography(), peer)
         with pytest.raises(ValueError):
             provider.run(op)
     # A group outside RFC 7919 is not taken at all.

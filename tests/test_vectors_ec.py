@@ -20,21 +20,12 @@ from vectors.loaders import (
     ecdsa_keypair_vectors,
     ecdsa_pkv_vectors,
     ecdsa_sigver_vectors,
+    hash_class,
 )
 
 from cryptoffload import ec, validate
 from cryptoffload.blocks.curves import CURVES, Curve, short_name
-from cryptoffload.ops import Op
-
-HASHES: dict[str, type[hashes.HashAlgorithm]] = {
-    "sha1": hashes.SHA1,
-    "sha224": hashes.SHA224,
-    "sha256": hashes.SHA256,
-    "sha384": hashes.SHA384,
-    "sha512": hashes.SHA512,
-    "sha512_224": hashes.SHA512_224,
-    "sha512_256": hashes.SHA512_256,
-}
+from cryptoffload.ops import EcdhOp
 
 #: Every curve in the curve table, as the `cryptography` object.
 CURVE_OBJECTS: dict[str, _ec.EllipticCurve] = {
@@ -92,7 +83,7 @@ def test_ecdsa_sigver_vectors_verify_or_raise_invalid_signature_as_recorded(prov
         numbers = _ec.EllipticCurvePublicNumbers(r["qx"], r["qy"], curve)
         key = ec.EllipticCurvePublicKey(numbers.public_key(), provider=provider)
         signature = encode_dss_signature(r["r"], r["s"])
-        hash_cls = HASHES[r["hash"]]
+        hash_cls = hash_class(r["hash"])
         # SigVer's Msg is the message: hashed here with the record's hash, and once prehashed.
         digest = hashlib.new(r["hash"], r["msg"]).digest()
         answers = []
@@ -386,7 +377,7 @@ def test_bad_peer_points_raise_value_error_and_no_engine_sees_the_op(name):
         with pytest.raises(ValueError):
             key.exchange(ec.ECDH(), peer)
         # The provider's own check, for an op built without the key classes.
-        op = Op("ecdh", alg, "exchange", key=key.to_cryptography(), peer=peer.to_cryptography())
+        op = EcdhOp(alg, "exchange", key.to_cryptography(), peer.to_cryptography())
         with pytest.raises(ValueError):
             provider.run(op)
         # `cryptography` itself refuses the point, or reduces it mod p onto the curve.
@@ -414,9 +405,7 @@ def test_peer_key_on_another_curve_raises_value_error_and_no_engine_sees_the_op(
         peer = ec.generate_private_key(other, provider=provider).public_key()
         with pytest.raises(ValueError):
             key.exchange(ec.ECDH(), peer)
-        op = Op(
-            "ecdh", "ecdh-p256", "exchange", key=key.to_cryptography(), peer=peer.to_cryptography()
-        )
+        op = EcdhOp("ecdh-p256", "exchange", key.to_cryptography(), peer.to_cryptography())
         with pytest.raises(ValueError):
             provider.run(op)
     assert engine.seen == []

@@ -21,18 +21,10 @@ from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from doubles import ChaosEngine
-from vectors.loaders import rsa_sigver_vectors
+from vectors.loaders import hash_class, rsa_sigver_vectors
 
 from cryptoffload import Provider, rsa, serialization
-from cryptoffload.ops import Op
-
-HASHES: dict[str, type[hashes.HashAlgorithm]] = {
-    "sha1": hashes.SHA1,
-    "sha224": hashes.SHA224,
-    "sha256": hashes.SHA256,
-    "sha384": hashes.SHA384,
-    "sha512": hashes.SHA512,
-}
+from cryptoffload.ops import RsaOp
 
 KEY_SIZES = (1024, 2048, 3072)
 each_size = pytest.mark.parametrize("bits", KEY_SIZES, ids=[f"rsa{b}" for b in KEY_SIZES])
@@ -85,7 +77,7 @@ def test_sigver_vectors_verify_or_raise_invalid_signature_as_recorded(provider, 
             numbers = rsa.RSAPublicNumbers(r["e"], r["n"])
             key = keys[r["e"], r["n"]] = rsa.public_key_from_numbers(numbers, provider=provider)
         assert key.key_size == r["mod"]
-        hash_cls = HASHES[r["hash"]]
+        hash_cls = hash_class(r["hash"])
         pss = r["padding"] == "pss"
         pad = _pss(hash_cls, r["salt_len"]) if pss else padding.PKCS1v15()
         try:
@@ -114,7 +106,7 @@ def test_sigver_pss_valid_records_also_verify_with_auto_salt_length(provider):
     assert records
     for r in records:
         key = rsa.public_key_from_numbers(rsa.RSAPublicNumbers(r["e"], r["n"]), provider=provider)
-        hash_cls = HASHES[r["hash"]]
+        hash_cls = hash_class(r["hash"])
         key.verify(r["signature"], r["msg"], _pss(hash_cls, padding.PSS.AUTO), hash_cls())
     for mod in {r["mod"] for r in records}:
         assert_counted(provider, f"rsa-{mod}-public", sum(r["mod"] == mod for r in records))
@@ -342,7 +334,7 @@ def test_raw_input_out_of_range_is_rejected_before_any_engine():
         with pytest.raises(TypeError):
             key.public_key().raw_public(value)
     with pytest.raises(ValueError):
-        provider.run(Op("rsa", "rsa-1024-private", "raw", key=key.to_cryptography(), data=n))
+        provider.run(RsaOp("rsa-1024-private", "raw", key.to_cryptography(), value=n))
     assert engine.seen == []
     assert_untouched(provider, "rsa-1024-private")
     assert_untouched(provider, "rsa-1024-public")

@@ -1,52 +1,96 @@
-"""Shared plumbing of the public-key wrappers: routing to the provider in force, digests."""
+"""What the public-key wrappers share: the wrapped key, its provider, the members every key has."""
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, ClassVar
 
 from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import serialization as _ser
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 
-from cryptoffload import provider as _p
-from cryptoffload.counters import Cell
 from cryptoffload.names import HASH_CLASSES, HASH_NAMES, hash_name
-from cryptoffload.provider import SOFTWARE, Provider, _current, default_provider
+from cryptoffload.provider import Lane, Provider, resolve
 
 
 class RoutedKey:
-    """A key object that remembers, per provider, whether only software takes its algorithm."""
+    """A `cryptography` key, offered to the provider in force (or the one given) per operation."""
 
-    __slots__ = ("_cached", "_key", "_provider")
+    __slots__ = ("_key", "_provider")
 
-    def _init_routing(self, key: Any, provider: Provider | None) -> None:
+    #: The `cryptography` key class wrapped, and how errors name it ("an RSA public key").
+    _WRAPS: ClassVar[type] = object
+    _EXPECTED: ClassVar[str] = ""
+
+    def __init__(self, key: Any, *, provider: Provider | None = None) -> None:
+        if not isinstance(key, self._WRAPS):
+            raise TypeError(f"expected {self._EXPECTED}, got {type(key).__name__}")
         self._key = key
         self._provider = provider
-        self._cached: tuple[Provider | None, dict[str, tuple[bool, Cell]]] = (None, {})
 
-    def _route(self, alg: str) -> tuple[Provider, bool, Cell]:
-        """(provider in force, whether only software takes ``alg``, software's counter cell)."""
-        provider = self._provider or _current.get() or _p._default or default_provider()
-        cached = self._cached
-        if cached[0] is not provider:
-            cached = self._cached = (provider, {})
-        entry = cached[1].get(alg)
-        if entry is None:
-            entry = cached[1][alg] = (provider.direct(alg), provider.counters.cell(SOFTWARE, alg))
-        return provider, entry[0], entry[1]
+    def _lane(self, alg: str) -> Lane:
+        """The lane of ``alg`` in the provider in force."""
+        return resolve(self._provider).lane(alg)
 
     def __repr__(self) -> str:
         # The wrapped key never shows: only its type and size.
         return f"<{type(self).__name__} {self._describe()}>"
 
     def _describe(self) -> str:
-        return ""
+        return f"{self._key.key_size} bits"
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and self._key == other._key  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
         return hash(self._key)
+
+    @property
+    def key_size(self) -> int:
+        """Size in bits (of the modulus, the curve or p)."""
+        return self._key.key_size
+
+    def to_cryptography(self) -> Any:
+        """The underlying `cryptography` key."""
+        return self._key
+
+
+class PublicKey(RoutedKey):
+    """Members every public key has."""
+
+    __slots__ = ()
+
+    def public_numbers(self) -> Any:
+        """The public numbers, as `cryptography` gives them."""
+        return self._key.public_numbers()
+
+    def public_bytes(self, encoding: _ser.Encoding, format: _ser.PublicFormat) -> bytes:
+        """Serialize, as `cryptography` does."""
+        return self._key.public_bytes(encoding, format)
+
+
+class PrivateKey(RoutedKey):
+    """Members every private key has; ``_PUBLIC`` is the matching public key class."""
+
+    __slots__ = ()
+    _PUBLIC: ClassVar[type[PublicKey]] = PublicKey
+
+    def public_key(self) -> Any:
+        """The matching public key (same provider)."""
+        return self._PUBLIC(self._key.public_key(), provider=self._provider)
+
+    def private_numbers(self) -> Any:
+        """The private numbers (and the public ones), as `cryptography` gives them."""
+        return self._key.private_numbers()
+
+    def private_bytes(
+        self,
+        encoding: _ser.Encoding,
+        format: _ser.PrivateFormat,
+        encryption_algorithm: _ser.KeySerializationEncryption,
+    ) -> bytes:
+        """Serialize, as `cryptography` does."""
+        return self._key.private_bytes(encoding, format, encryption_algorithm)
 
 
 _OFFERED = frozenset(HASH_CLASSES.values())
@@ -58,15 +102,11 @@ def check_hash(algorithm: Any) -> None:
         hash_name(algorithm._algorithm if isinstance(algorithm, Prehashed) else algorithm)
 
 
-def digest_for(data: bytes, algorithm: Any) -> tuple[bytes, hashes.HashAlgorithm]:
-    """(digest, hash algorithm) of ``data`` under ``algorithm``, which may be ``Prehashed``."""
+def digest_for(data: Any, algorithm: Any) -> tuple[Any, hashes.HashAlgorithm]:
+    """(digest, hash algorithm) of ``data`` under ``algorithm``, which may be ``Prehashed``.
+
+    With ``Prehashed`` the data is the digest: the provider checks its length against the hash.
+    """
     if isinstance(algorithm, Prehashed):
-        inner = algorithm._algorithm
-        hash_name(inner)
-        if len(data) != inner.digest_size:
-            raise ValueError(
-                f"prehashed data must be {inner.digest_size} bytes for {inner.name}, "
-                f"got {len(data)}"
-            )
-        return bytes(data), inner
+        return bytes(data), algorithm._algorithm
     return hashlib.new(HASH_NAMES[hash_name(algorithm)], data).digest(), algorithm

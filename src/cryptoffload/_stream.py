@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import hmac
 from typing import Any
 
-from cryptography.exceptions import AlreadyFinalized
+from cryptography.exceptions import AlreadyFinalized, InvalidSignature
 
-from cryptoffload import provider as _p
 from cryptoffload import validate
-from cryptoffload.provider import Provider, _current, default_provider
+from cryptoffload.ops import Op
+from cryptoffload.provider import Provider, resolve
 
 #: Bytes a context gathers for one engine op. A longer message goes to an engine that keeps a
 #: running state (``open_stream``), else to software, each engine counted with its reason (a
@@ -48,7 +49,7 @@ class StreamContext:
         "_done",
         "_es",
         "_fallback",
-        "_provider",
+        "_lane",
         "_spilled",
         "_sw",
         "_total",
@@ -56,15 +57,12 @@ class StreamContext:
 
     def _start(self, alg: str, provider: Provider | None) -> None:
         self._alg = alg
-        provider = self._provider = provider or _current.get() or _p._default or default_provider()
+        lane = self._lane = resolve(provider).lane(alg)
         self._total = 0
         self._done = False
         self._spilled = False
         self._es = None
-        direct = provider._direct.get(alg)
-        if direct is None:
-            direct = provider.direct(alg)
-        if direct:
+        if lane.software_only:
             self._sw = self._first_software()
             self._buf = None
         else:
@@ -82,7 +80,7 @@ class StreamContext:
     def _software_final(self, ctx: Any) -> bytes:
         raise NotImplementedError
 
-    def _op(self, data: bytes) -> Any:
+    def _op(self, data: bytes) -> Op:
         raise NotImplementedError
 
     def update(self, data: bytes) -> None:
@@ -109,7 +107,7 @@ class StreamContext:
         self._buf += data
         if len(self._buf) > GATHER_LIMIT:
             buf, self._buf = self._buf, None
-            opened = self._provider.open_stream(self._op(b""), len(buf))
+            opened = self._lane.open_stream(self._op(b""), len(buf))
             if type(opened) is dict:
                 self._to_software([buf], opened)
             else:
@@ -131,7 +129,7 @@ class StreamContext:
 
     def _drop_stream(self, es: _EngineStream, reason: str, exc: Exception | None) -> None:
         if exc is not None:
-            self._provider.stream_fault(es.name, self._alg, exc)
+            self._lane.stream_fault(es.name, exc)
         with contextlib.suppress(Exception):  # abandoned either way; software has the message
             es.stream.close()
         self._es = None
@@ -151,11 +149,11 @@ class StreamContext:
             self._sw = None
             self._done = True
             out = self._software_final(sw)
-            self._provider.count_software(self._alg, self._total)
+            self._lane.count(self._total)
             return out
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")
-        provider = self._provider
+        lane = self._lane
         es = self._es
         if es is not None:
             try:
@@ -166,22 +164,32 @@ class StreamContext:
             else:
                 self._done = True
                 self._es = None
-                provider.stream_done(es.name, self._alg, self._total)
+                lane.stream_done(es.name, self._total)
                 return out
         self._done = True
         if sw is not None:
             self._sw = None
-            provider.stream_software(self._alg, self._total, self._fallback)
+            lane.finish_in_software(self._total, self._fallback)
             return self._software_final(sw)
         data = bytes(self._buf)
         self._buf = None
-        return provider.run(self._op(data))
+        return lane.run(self._op(data))
+
+    #: The subclass's own slots (key, algorithm) that a copy shares with its original.
+    _OWN_FIELDS: tuple[str, ...] = ()
+
+    def _fork(self) -> Any:
+        """An independent context of the same class with the same input so far."""
+        other = type(self).__new__(type(self))
+        for name in self._OWN_FIELDS:
+            setattr(other, name, getattr(self, name))
+        return self._copy_into(other)
 
     def _copy_into(self, other: StreamContext) -> StreamContext:
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")
         other._alg = self._alg
-        other._provider = self._provider
+        other._lane = self._lane
         other._total = self._total
         other._done = False
         other._spilled = self._spilled
@@ -194,10 +202,29 @@ class StreamContext:
             try:
                 twin = _EngineStream(es.name, es.stream.copy(), es.high)
             except Exception as exc:
-                self._provider.stream_fault(es.name, self._alg, exc)
+                self._lane.stream_fault(es.name, exc)
                 other._to_software(es.kept, {es.name: "fault"})
             else:
                 twin.kept = list(es.kept)
                 twin.kept_size = es.kept_size
                 other._es = twin
         return other
+
+
+class MacContext(StreamContext):
+    """A streaming MAC: ``finalize`` gives the tag, ``verify`` compares one in constant time."""
+
+    __slots__ = ()
+    #: How ``verify`` names its argument and words a mismatch (as `cryptography` does).
+    _VERIFY_ARG = "signature"
+    _MISMATCH = "Signature did not match digest."
+
+    def finalize(self) -> bytes:
+        """The tag; the context cannot be used afterwards."""
+        return self._finish()
+
+    def verify(self, signature: bytes) -> None:
+        """Raise InvalidSignature unless ``signature`` is this message's tag (constant-time)."""
+        validate.byteslike(self._VERIFY_ARG, signature)
+        if not hmac.compare_digest(self._finish(), bytes(signature)):
+            raise InvalidSignature(self._MISMATCH)

@@ -9,9 +9,8 @@ from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 from cryptography.hazmat.primitives.ciphers import algorithms
 
 from cryptoffload import modes, validate
-from cryptoffload.errors import OffloadRequired
-from cryptoffload.ops import Op
-from cryptoffload.provider import SOFTWARE, Provider, current
+from cryptoffload.ops import CipherOp
+from cryptoffload.provider import Lane, Provider, resolve
 
 __all__ = ["Cipher", "algorithms", "modes"]
 
@@ -76,16 +75,15 @@ class Cipher:
         return self._context(encrypt=False)
 
     def _context(self, encrypt: bool) -> Any:
-        provider = self._provider or current()
+        lane = resolve(self._provider).lane(self._alg)
         if self._mode_name == "gcm":
-            if provider.policy.requires(self._alg):
-                raise OffloadRequired(
-                    self._alg, {r.name: "streaming" for r in provider.route(self._alg)}
-                )
-            return _GcmContext(self, provider, encrypt)
-        if provider.direct(self._alg):
-            return _DirectContext(self, provider, encrypt)
-        return _ChainedContext(self, provider, encrypt)
+            # No engine carries GHASH across calls: streaming GCM is software's, counted as a
+            # `streaming` decline of each engine; a policy that requires offload refuses it now.
+            lane.allow_software(lane.declines_for("streaming"))
+            return _GcmContext(self, lane, encrypt)
+        if lane.software_only:
+            return _DirectContext(self, lane, encrypt)
+        return _ChainedContext(self, lane, encrypt)
 
 
 def _software_context(cipher: Cipher, encrypt: bool) -> Any:
@@ -96,21 +94,20 @@ def _software_context(cipher: Cipher, encrypt: bool) -> Any:
 class _DirectContext:
     """Only software takes this algorithm: stream through one OpenSSL context, count each update."""
 
-    __slots__ = ("_alg", "_counters", "_ctx")
+    __slots__ = ("_ctx", "_lane")
 
-    def __init__(self, cipher: Cipher, provider: Provider, encrypt: bool) -> None:
+    def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
         self._ctx = _software_context(cipher, encrypt)
-        self._alg = cipher._alg
-        self._counters = provider.counters
+        self._lane = lane
 
     def update(self, data: bytes) -> bytes:
         out = self._ctx.update(data)
-        self._counters.count(SOFTWARE, self._alg, len(data))
+        self._lane.count(len(data))
         return out
 
     def update_into(self, data: bytes, buf: Any) -> int:
         n = self._ctx.update_into(data, buf)
-        self._counters.count(SOFTWARE, self._alg, len(data))
+        self._lane.count(len(data))
         return n
 
     def finalize(self) -> bytes:
@@ -124,13 +121,11 @@ class _GcmContext:
     for ``streaming`` (one-shot AEAD through ``aead.AESGCM`` is what engines take).
     """
 
-    __slots__ = ("_alg", "_counted", "_ctx", "_encrypt", "_provider", "_total")
+    __slots__ = ("_counted", "_ctx", "_lane", "_total")
 
-    def __init__(self, cipher: Cipher, provider: Provider, encrypt: bool) -> None:
+    def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
         self._ctx = _software_context(cipher, encrypt)
-        self._alg = cipher._alg
-        self._provider = provider
-        self._encrypt = encrypt
+        self._lane = lane
         self._total = 0
         self._counted = False
 
@@ -151,11 +146,8 @@ class _GcmContext:
         if self._counted:
             return
         self._counted = True
-        provider = self._provider
-        if provider.direct(self._alg):
-            provider.counters.count(SOFTWARE, self._alg, self._total)
-        else:
-            provider.software_finished(self._alg, self._total, "streaming")
+        lane = self._lane
+        lane.finish_in_software(self._total, lane.declines_for("streaming"))
 
     def finalize(self) -> bytes:
         try:
@@ -176,6 +168,14 @@ class _GcmContext:
         return self._ctx.tag
 
 
+def _as_buffer(data: Any) -> Any:
+    """``data`` itself if bytes, else a byte view of it; TypeError if it is not bytes-like."""
+    if data.__class__ is bytes:
+        return data
+    validate.byteslike("data", data)
+    return memoryview(data).cast("B")
+
+
 class _ChainedContext:
     """An engine claims this algorithm: every ``update`` is one op, chained by the IV it carries.
 
@@ -192,17 +192,17 @@ class _ChainedContext:
         "_encrypt",
         "_key",
         "_kind",
+        "_lane",
         "_mode",
         "_pending",
-        "_provider",
     )
 
-    def __init__(self, cipher: Cipher, provider: Provider, encrypt: bool) -> None:
+    def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
         mode = cipher._mode_name
         self._alg = cipher._alg
         self._mode = mode
         self._key = bytes(cipher.algorithm.key)
-        self._provider = provider
+        self._lane = lane
         self._encrypt = encrypt
         self._kind = "encrypt" if encrypt else "decrypt"
         if mode == "ecb":
@@ -215,9 +215,11 @@ class _ChainedContext:
         self._done = False
 
     def update(self, data: bytes) -> bytes:
+        return self._update(_as_buffer(data))
+
+    def _update(self, data: Any) -> bytes:
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")
-        validate.byteslike("data", data)
         held = len(self._pending)
         # Nothing held and whole blocks (the usual case): send the caller's buffer as it is.
         buf = data if not held and len(data) % 16 == 0 else self._pending + bytes(data)
@@ -249,14 +251,17 @@ class _ChainedContext:
         return out[held:] if held else out
 
     def _run(self, data: bytes) -> bytes:
-        op = Op("cipher", self._alg, self._kind, key=self._key, iv=self._chain, data=data)
-        return self._provider.run(op)
+        return self._lane.run(CipherOp(self._alg, self._kind, self._key, self._chain, data))
 
     def update_into(self, data: bytes, buf: Any) -> int:
-        out = self.update(data)
-        view = memoryview(buf)
-        if len(view) < len(out):
-            raise ValueError(f"buffer must be at least {len(out)} bytes for this call")
+        # The buffer is checked before anything runs, with `cryptography`'s rule (room for the
+        # data plus a held-back partial block for ECB and CBC) so that both paths agree.
+        data = _as_buffer(data)
+        view = memoryview(buf).cast("B")
+        need = len(data) + (15 if self._mode in ("ecb", "cbc") else 0)
+        if len(view) < need:
+            raise ValueError(f"buffer must be at least {need} bytes for this payload")
+        out = self._update(data)
         view[: len(out)] = out
         return len(out)
 

@@ -22,7 +22,7 @@ FOLD_AT = 4096
 class Cell:
     """The counts of one engine and algorithm."""
 
-    __slots__ = ("bytes", "declined", "faults", "lock", "ops", "pending")
+    __slots__ = ("bytes", "declined", "faults", "lock", "ops", "pending", "zeroed")
 
     def __init__(self) -> None:
         self.pending: deque[int] = deque()
@@ -31,6 +31,11 @@ class Cell:
         self.faults = 0
         self.declined: dict[str, int] = {}
         self.lock = threading.Lock()
+        self.zeroed = False  # counted something once, then reset: still shown, with zeros
+
+    def used(self) -> bool:
+        """Whether the cell has anything to show (a cell made ahead of use shows nothing)."""
+        return bool(self.pending or self.ops or self.faults or self.declined or self.zeroed)
 
     def add(self, nbytes: int) -> None:
         """One completed operation of ``nbytes``."""
@@ -38,6 +43,16 @@ class Cell:
         pending.append(nbytes)
         if len(pending) > FOLD_AT:
             self.fold()
+
+    def decline(self, reason: str) -> None:
+        """The engine (or the policy on its behalf) did not take an operation, for ``reason``."""
+        with self.lock:
+            self.declined[reason] = self.declined.get(reason, 0) + 1
+
+    def fault(self) -> None:
+        """The engine failed on an operation; another engine finished it."""
+        with self.lock:
+            self.faults += 1
 
     def fold(self) -> None:
         """Move pending sizes into the totals (C-speed drain of exactly what is there now)."""
@@ -87,29 +102,23 @@ class Counters:
         """One operation of ``nbytes`` completed by ``engine``."""
         self.cell(engine, alg).add(nbytes)
 
-    def software(self, alg: str, nbytes: int) -> None:
-        """One operation of ``nbytes`` completed by software."""
-        self.cell("software", alg).add(nbytes)
-
     def decline(self, engine: str, alg: str, reason: str) -> None:
         """``engine`` (or the policy on its behalf) did not take an operation, for ``reason``."""
-        cell = self.cell(engine, alg)
-        with cell.lock:
-            cell.declined[reason] = cell.declined.get(reason, 0) + 1
+        self.cell(engine, alg).decline(reason)
 
     def fault(self, engine: str, alg: str) -> None:
         """``engine`` failed on an operation; another engine finished it."""
-        cell = self.cell(engine, alg)
-        with cell.lock:
-            cell.faults += 1
+        self.cell(engine, alg).fault()
 
     def snapshot(self) -> Snapshot:
-        """Every count, as plain dicts (JSON-ready); registered engines always appear."""
+        """Every count, as plain dicts (JSON-ready); registered engines always appear, an
+        algorithm once something was counted for it."""
         out: Snapshot = {engine: {} for engine in self._engines}
         with self._lock:
             cells = list(self._cells.items())
         for (engine, alg), cell in cells:
-            out.setdefault(engine, {})[alg] = cell.as_dict()
+            if cell.used():
+                out.setdefault(engine, {})[alg] = cell.as_dict()
         return out
 
     def reset(self) -> None:
@@ -119,6 +128,7 @@ class Counters:
         for cell in cells:
             cell.fold()
             with cell.lock:
+                cell.zeroed = cell.zeroed or cell.used()
                 cell.ops = cell.bytes = cell.faults = 0
                 cell.declined.clear()
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from cryptography.hazmat.primitives import serialization as _ser
 from cryptography.hazmat.primitives.asymmetric import dh as _dh
 
 from cryptoffload import validate
-from cryptoffload._keys import RoutedKey
+from cryptoffload._keys import PrivateKey, PublicKey
 from cryptoffload.blocks.ffdhe import FFDHE_GROUPS, Group, group_for_prime
-from cryptoffload.ops import Op
+from cryptoffload.ops import DhOp
 from cryptoffload.provider import Provider
 
 __all__ = ["GROUPS", "DHPrivateKey", "DHPublicKey", "generate_private_key", "group"]
@@ -43,17 +42,17 @@ def _group_of(key: Any) -> str:
     return found.name
 
 
-class DHPublicKey(RoutedKey):
+class DHPublicKey(PublicKey):
     """A DH public value y in one of the FFDHE groups."""
 
     __slots__ = ("_group", "_validated")
+    _WRAPS = _dh.DHPublicKey
+    _EXPECTED = "a DH public key"
 
     def __init__(self, key: _dh.DHPublicKey, *, provider: Provider | None = None) -> None:
-        if not isinstance(key, _dh.DHPublicKey):
-            raise TypeError(f"expected a DH public key, got {type(key).__name__}")
+        super().__init__(key, provider=provider)
         self._group = _group_of(key)
         self._validated = False
-        self._init_routing(key, provider)
 
     def _describe(self) -> str:
         return self._group
@@ -76,26 +75,9 @@ class DHPublicKey(RoutedKey):
         """The group's name, e.g. ``ffdhe2048``."""
         return self._group
 
-    @property
-    def key_size(self) -> int:
-        """Size of p in bits."""
-        return self._key.key_size
-
-    def public_numbers(self) -> _dh.DHPublicNumbers:
-        """(y, parameter numbers)."""
-        return self._key.public_numbers()
-
     def public_value(self) -> bytes:
         """y as big-endian bytes the length of p (the TLS encoding)."""
         return self._key.public_numbers().y.to_bytes((self._key.key_size + 7) // 8, "big")
-
-    def public_bytes(self, encoding: _ser.Encoding, format: _ser.PublicFormat) -> bytes:
-        """Serialize, as `cryptography` does."""
-        return self._key.public_bytes(encoding, format)
-
-    def to_cryptography(self) -> _dh.DHPublicKey:
-        """The underlying `cryptography` key."""
-        return self._key
 
     def validate(self) -> None:
         """SP 800-56A public value checks (once per key object); ValueError if they fail."""
@@ -104,16 +86,17 @@ class DHPublicKey(RoutedKey):
             self._validated = True
 
 
-class DHPrivateKey(RoutedKey):
+class DHPrivateKey(PrivateKey):
     """A DH private key in one of the FFDHE groups."""
 
     __slots__ = ("_group",)
+    _WRAPS = _dh.DHPrivateKey
+    _EXPECTED = "a DH private key"
+    _PUBLIC = DHPublicKey
 
     def __init__(self, key: _dh.DHPrivateKey, *, provider: Provider | None = None) -> None:
-        if not isinstance(key, _dh.DHPrivateKey):
-            raise TypeError(f"expected a DH private key, got {type(key).__name__}")
+        super().__init__(key, provider=provider)
         self._group = _group_of(key)
-        self._init_routing(key, provider)
 
     def _describe(self) -> str:
         return self._group
@@ -122,32 +105,6 @@ class DHPrivateKey(RoutedKey):
     def group(self) -> str:
         """The group's name, e.g. ``ffdhe2048``."""
         return self._group
-
-    @property
-    def key_size(self) -> int:
-        """Size of p in bits."""
-        return self._key.key_size
-
-    def public_key(self) -> DHPublicKey:
-        """The matching public key (same provider)."""
-        return DHPublicKey(self._key.public_key(), provider=self._provider)
-
-    def private_numbers(self) -> _dh.DHPrivateNumbers:
-        """x and the public numbers."""
-        return self._key.private_numbers()
-
-    def private_bytes(
-        self,
-        encoding: _ser.Encoding,
-        format: _ser.PrivateFormat,
-        encryption_algorithm: _ser.KeySerializationEncryption,
-    ) -> bytes:
-        """Serialize, as `cryptography` does."""
-        return self._key.private_bytes(encoding, format, encryption_algorithm)
-
-    def to_cryptography(self) -> _dh.DHPrivateKey:
-        """The underlying `cryptography` key."""
-        return self._key
 
     def exchange(self, peer_public_key: Any) -> bytes:
         """The shared secret, padded to the length of p, with a validated peer value."""
@@ -159,15 +116,14 @@ class DHPrivateKey(RoutedKey):
             raise ValueError(
                 f"peer public key is in {peer_public_key._group}, this key in {self._group}"
             )
-        peer_public_key.validate()
-        alg = self._group
-        provider, direct, cell = self._route(alg)
+        lane = self._lane(self._group)
         peer = peer_public_key._key
-        if direct:
+        if lane.software_only:
+            peer_public_key.validate()
             out = self._key.exchange(peer)
-            cell.add(0)
+            lane.count(0)
             return out
-        return provider.run(Op("dh", alg, "exchange", key=self._key, peer=peer))
+        return lane.run(DhOp(lane.alg, "exchange", self._key, peer))
 
 
 def generate_private_key(group_name: str, *, provider: Provider | None = None) -> DHPrivateKey:

@@ -13,8 +13,8 @@ import threading
 import weakref
 
 from cryptoffload.blocks.ctr_drbg import CtrDrbg
-from cryptoffload.ops import Op
-from cryptoffload.provider import SOFTWARE, Provider, current
+from cryptoffload.ops import RngOp
+from cryptoffload.provider import SOFTWARE, Provider, resolve
 
 __all__ = ["Drbg", "random_bytes"]
 
@@ -42,11 +42,11 @@ class Drbg:
         return f"<Drbg {state}, sources={self.seed_sources}>"
 
     def _seed_material(self) -> tuple[bytes, list[str]]:
-        provider = self._provider or current()
+        provider = resolve(self._provider)
         material = os.urandom(SEED_BYTES)
         sources = ["os"]
         before = provider.counters.snapshot()
-        engine_seed = provider.run(Op("rng", "drbg", "seed", length=SEED_BYTES))
+        engine_seed = provider.run(RngOp("drbg", "seed", SEED_BYTES))
         after = provider.counters.snapshot()
         for engine, algs in after.items():
             ops = algs.get("drbg", {}).get("ops", 0)
@@ -78,8 +78,7 @@ class Drbg:
                 entropy, self.seed_sources = self._seed_material()
                 drbg.reseed(entropy)
             out = drbg.random_bytes(n)
-        provider = self._provider or current()
-        provider.counters.count(SOFTWARE, "drbg", n)
+        resolve(self._provider).lane("drbg").count(n)
         return out
 
     def reseed(self) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization as _ser
 from cryptography.hazmat.primitives.asymmetric import ec as _ec
 from cryptography.hazmat.primitives.asymmetric.ec import (
     ECDH,
@@ -25,9 +24,9 @@ from cryptography.hazmat.primitives.asymmetric.ec import (
 )
 
 from cryptoffload import validate
-from cryptoffload._keys import RoutedKey, check_hash, digest_for
+from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload.blocks.curves import by_cryptography, short_name
-from cryptoffload.ops import Op
+from cryptoffload.ops import EcdhOp, EcdsaOp
 from cryptoffload.provider import Provider
 
 __all__ = [
@@ -61,19 +60,24 @@ def _curve_name(curve: Any) -> str:
     return short_name(curve)
 
 
-class EllipticCurvePublicKey(RoutedKey):
+def _check_ecdsa(signature_algorithm: Any) -> None:
+    if signature_algorithm.__class__ is not ECDSA and not isinstance(signature_algorithm, ECDSA):
+        raise TypeError(f"signature_algorithm must be ECDSA(hash), got {signature_algorithm!r}")
+
+
+class EllipticCurvePublicKey(PublicKey):
     """An EC public key: ``verify`` ECDSA signatures, and serve as an ECDH peer."""
 
     __slots__ = ("_name", "_validated")
+    _WRAPS = _ec.EllipticCurvePublicKey
+    _EXPECTED = "an EC public key"
 
     def __init__(
         self, key: _ec.EllipticCurvePublicKey, *, provider: Provider | None = None
     ) -> None:
-        if not isinstance(key, _ec.EllipticCurvePublicKey):
-            raise TypeError(f"expected an EC public key, got {type(key).__name__}")
+        super().__init__(key, provider=provider)
         self._name = _curve_name(key.curve)
         self._validated = False
-        self._init_routing(key, provider)
 
     def _describe(self) -> str:
         return self._name
@@ -94,23 +98,6 @@ class EllipticCurvePublicKey(RoutedKey):
         """The curve object."""
         return self._key.curve
 
-    @property
-    def key_size(self) -> int:
-        """Curve size in bits."""
-        return self._key.key_size
-
-    def public_numbers(self) -> EllipticCurvePublicNumbers:
-        """(x, y, curve)."""
-        return self._key.public_numbers()
-
-    def public_bytes(self, encoding: _ser.Encoding, format: _ser.PublicFormat) -> bytes:
-        """Serialize, as `cryptography` does (X962 formats give the SEC 1 point)."""
-        return self._key.public_bytes(encoding, format)
-
-    def to_cryptography(self) -> _ec.EllipticCurvePublicKey:
-        """The underlying `cryptography` key."""
-        return self._key
-
     def validate(self) -> None:
         """SP 800-56A full public key validation (once per key object); ValueError if it fails."""
         if not self._validated:
@@ -120,49 +107,36 @@ class EllipticCurvePublicKey(RoutedKey):
 
     def verify(self, signature: bytes, data: bytes, signature_algorithm: ECDSA) -> None:
         """Raise InvalidSignature unless ``signature`` (DER) signs ``data``."""
-        validate.byteslike("signature", signature)
         validate.byteslike("data", data)
-        if signature_algorithm.__class__ is not ECDSA and not isinstance(
-            signature_algorithm, ECDSA
-        ):
-            raise TypeError(f"signature_algorithm must be ECDSA(hash), got {signature_algorithm!r}")
-        alg = f"ecdsa-{self._name}-verify"
-        provider, direct, cell = self._route(alg)
-        if direct:
+        _check_ecdsa(signature_algorithm)
+        lane = self._lane(f"ecdsa-{self._name}-verify")
+        if lane.software_only:
+            validate.byteslike("signature", signature)
             check_hash(signature_algorithm.algorithm)
             try:
                 self._key.verify(signature, data, signature_algorithm)
             except InvalidSignature:
-                cell.add(0)
+                lane.count(0)
                 raise
-            cell.add(0)
+            lane.count(0)
             return
         digest, hash_alg = digest_for(data, signature_algorithm.algorithm)
-        provider.run(
-            Op(
-                "ecdsa",
-                alg,
-                "verify",
-                key=self._key,
-                data=digest,
-                tag=bytes(signature),
-                hash_alg=hash_alg,
-            )
-        )
+        lane.run(EcdsaOp(lane.alg, "verify", self._key, digest, hash_alg, signature=signature))
 
 
-class EllipticCurvePrivateKey(RoutedKey):
+class EllipticCurvePrivateKey(PrivateKey):
     """An EC private key: ECDSA ``sign`` and ECDH ``exchange``."""
 
     __slots__ = ("_name",)
+    _WRAPS = _ec.EllipticCurvePrivateKey
+    _EXPECTED = "an EC private key"
+    _PUBLIC = EllipticCurvePublicKey
 
     def __init__(
         self, key: _ec.EllipticCurvePrivateKey, *, provider: Provider | None = None
     ) -> None:
-        if not isinstance(key, _ec.EllipticCurvePrivateKey):
-            raise TypeError(f"expected an EC private key, got {type(key).__name__}")
+        super().__init__(key, provider=provider)
         self._name = _curve_name(key.curve)
-        self._init_routing(key, provider)
 
     def _describe(self) -> str:
         return self._name
@@ -172,48 +146,25 @@ class EllipticCurvePrivateKey(RoutedKey):
         """The curve object."""
         return self._key.curve
 
-    @property
-    def key_size(self) -> int:
-        """Curve size in bits."""
-        return self._key.key_size
-
-    def public_key(self) -> EllipticCurvePublicKey:
-        """The matching public key (same provider)."""
-        return EllipticCurvePublicKey(self._key.public_key(), provider=self._provider)
-
-    def private_numbers(self) -> EllipticCurvePrivateNumbers:
-        """The private value and the public numbers."""
-        return self._key.private_numbers()
-
-    def private_bytes(
-        self,
-        encoding: _ser.Encoding,
-        format: _ser.PrivateFormat,
-        encryption_algorithm: _ser.KeySerializationEncryption,
-    ) -> bytes:
-        """Serialize, as `cryptography` does."""
-        return self._key.private_bytes(encoding, format, encryption_algorithm)
-
-    def to_cryptography(self) -> _ec.EllipticCurvePrivateKey:
-        """The underlying `cryptography` key."""
-        return self._key
-
     def sign(self, data: bytes, signature_algorithm: ECDSA) -> bytes:
-        """A DER-encoded ECDSA signature of ``data`` (hashed, or ``Prehashed``)."""
+        """A DER-encoded ECDSA signature of ``data`` (hashed, or ``Prehashed``).
+
+        ``ECDSA(hash, deterministic_signing=True)`` derives the nonce from the key and the
+        digest (RFC 6979) on every path; an engine that cannot declines.
+        """
         validate.byteslike("data", data)
-        if signature_algorithm.__class__ is not ECDSA and not isinstance(
-            signature_algorithm, ECDSA
-        ):
-            raise TypeError(f"signature_algorithm must be ECDSA(hash), got {signature_algorithm!r}")
-        alg = f"ecdsa-{self._name}-sign"
-        provider, direct, cell = self._route(alg)
-        if direct:
+        _check_ecdsa(signature_algorithm)
+        lane = self._lane(f"ecdsa-{self._name}-sign")
+        if lane.software_only:
             check_hash(signature_algorithm.algorithm)
             out = self._key.sign(data, signature_algorithm)
-            cell.add(0)
+            lane.count(0)
             return out
         digest, hash_alg = digest_for(data, signature_algorithm.algorithm)
-        return provider.run(Op("ecdsa", alg, "sign", key=self._key, data=digest, hash_alg=hash_alg))
+        deterministic = bool(getattr(signature_algorithm, "deterministic_signing", False))
+        return lane.run(
+            EcdsaOp(lane.alg, "sign", self._key, digest, hash_alg, deterministic=deterministic)
+        )
 
     def exchange(self, algorithm: ECDH, peer_public_key: Any) -> bytes:
         """The ECDH shared secret (x coordinate) with a validated peer public key."""
@@ -227,15 +178,14 @@ class EllipticCurvePrivateKey(RoutedKey):
             raise ValueError(
                 f"peer public key is on {peer_public_key._name}, this key on {self._name}"
             )
-        peer_public_key.validate()
-        alg = f"ecdh-{self._name}"
-        provider, direct, cell = self._route(alg)
+        lane = self._lane(f"ecdh-{self._name}")
         peer = peer_public_key._key
-        if direct:
+        if lane.software_only:
+            peer_public_key.validate()
             out = self._key.exchange(algorithm, peer)
-            cell.add(0)
+            lane.count(0)
             return out
-        return provider.run(Op("ecdh", alg, "exchange", key=self._key, peer=peer))
+        return lane.run(EcdhOp(lane.alg, "exchange", self._key, peer))
 
 
 def public_key_from_numbers(

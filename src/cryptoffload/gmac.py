@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import hmac as _std_hmac
-
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from cryptoffload import validate
-from cryptoffload._stream import StreamContext
-from cryptoffload.ops import Op
+from cryptoffload._stream import MacContext
+from cryptoffload.ops import MacOp
 from cryptoffload.provider import Provider
 
 __all__ = ["GMAC"]
@@ -31,13 +28,15 @@ class _SoftwareGmac:
         return self._ctx.tag
 
 
-class GMAC(StreamContext):
+class GMAC(MacContext):
     """``GMAC(key, nonce, tag_length=16)``: ``update`` the message, then ``finalize``/``verify``.
 
     A nonce must never repeat under one key, exactly as for GCM encryption.
     """
 
     __slots__ = ("_key", "_nonce", "_tag_length")
+    _VERIFY_ARG = "tag"
+    _MISMATCH = "GMAC tag did not match."
 
     def __init__(
         self, key: bytes, nonce: bytes, tag_length: int = 16, *, provider: Provider | None = None
@@ -59,23 +58,9 @@ class GMAC(StreamContext):
     def _software_final(self, ctx: _SoftwareGmac) -> bytes:
         return ctx.tag()[: self._tag_length]
 
-    def _op(self, data: bytes) -> Op:
-        return Op(
-            "mac",
-            self._alg,
-            "mac",
-            key=self._key,
-            iv=self._nonce,
-            data=data,
-            length=self._tag_length,
-        )
-
-    def finalize(self) -> bytes:
-        """The tag (``tag_length`` bytes); the context cannot be used afterwards."""
-        return self._finish()
+    def _op(self, data: bytes) -> MacOp:
+        return MacOp(self._alg, "mac", self._key, data, self._nonce, self._tag_length)
 
     def verify(self, tag: bytes) -> None:
         """Raise InvalidSignature unless ``tag`` is this message's tag (constant-time)."""
-        validate.byteslike("tag", tag)
-        if not _std_hmac.compare_digest(self._finish(), bytes(tag)):
-            raise InvalidSignature("GMAC tag did not match.")
+        MacContext.verify(self, tag)

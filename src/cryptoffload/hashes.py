@@ -13,12 +13,11 @@ from cryptography.hazmat.primitives.hashes import (
     HashAlgorithm,
 )
 
-from cryptoffload import provider as _p
 from cryptoffload import validate
 from cryptoffload._stream import StreamContext
 from cryptoffload.names import HASH_CLASSES, HASHLIB, hash_name
-from cryptoffload.ops import Op
-from cryptoffload.provider import Provider, _current, default_provider
+from cryptoffload.ops import HashOp
+from cryptoffload.provider import Provider, resolve
 
 __all__ = [
     "SHA1",
@@ -42,6 +41,7 @@ class Hash(StreamContext):
     """A streaming digest: ``update`` any number of times, then ``finalize``; ``copy`` forks it."""
 
     __slots__ = ("_algorithm",)
+    _OWN_FIELDS = ("_algorithm",)
 
     def __init__(
         self, algorithm: HashAlgorithm, backend: object = None, *, provider: Provider | None = None
@@ -78,8 +78,8 @@ class Hash(StreamContext):
     def _software_final(self, ctx) -> bytes:
         return ctx.digest()
 
-    def _op(self, data: bytes) -> Op:
-        return Op("hash", self._alg, "digest", data=data)
+    def _op(self, data: bytes) -> HashOp:
+        return HashOp(self._alg, "digest", data)
 
     def finalize(self) -> bytes:
         """The digest; the context cannot be used afterwards."""
@@ -90,32 +90,26 @@ class Hash(StreamContext):
         self._sw = None
         self._done = True
         out = (HASHLIB[self._alg]() if sw is _FRESH else sw).digest()
-        self._provider.count_software(self._alg, self._total)
+        self._lane.count(self._total)
         return out
 
     def copy(self) -> Hash:
         """An independent context with the same data fed so far."""
         if self._sw is _FRESH:
             self._sw = HASHLIB[self._alg]()
-        other = Hash.__new__(Hash)
-        other._algorithm = self._algorithm
-        return self._copy_into(other)
+        return self._fork()
 
 
 def digest(data: bytes, algorithm: HashAlgorithm, *, provider: Provider | None = None) -> bytes:
     """The digest of ``data`` in one call: one op, the cheapest way to hash a whole message."""
-    provider = provider or _current.get() or _p._default or default_provider()
     alg = _BY_CLASS.get(algorithm.__class__) or hash_name(algorithm)
-    direct = provider._direct.get(alg)
-    if direct is None:
-        direct = provider.direct(alg)
-    if not direct:
-        validate.byteslike("data", data)
-        return provider.run(Op("hash", alg, "digest", data=data))
+    lane = resolve(provider).lane(alg)
+    if not lane.software_only:
+        return lane.run(HashOp(alg, "digest", data))
     try:
         out = HASHLIB[alg](data).digest()
     except TypeError:
         validate.byteslike("data", data)
         raise
-    provider.count_software(alg, len(data))
+    lane.count(len(data))
     return out

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import hmac as _std_hmac
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.hashes import HashAlgorithm
 
 from cryptoffload import validate
-from cryptoffload._stream import StreamContext
+from cryptoffload._stream import MacContext
 from cryptoffload.names import HASH_NAMES, hash_name
-from cryptoffload.ops import Op
+from cryptoffload.ops import MacOp
 from cryptoffload.provider import Provider
 
 __all__ = ["HMAC"]
 
 
-class HMAC(StreamContext):
+class HMAC(MacContext):
     """A streaming HMAC: ``update``, then ``finalize`` (the tag) or ``verify`` (a tag given)."""
 
     __slots__ = ("_algorithm", "_key")
+    _OWN_FIELDS = ("_algorithm", "_key")
 
     def __init__(
         self,
@@ -49,22 +49,9 @@ class HMAC(StreamContext):
     def _software_final(self, ctx) -> bytes:
         return ctx.digest()
 
-    def _op(self, data: bytes) -> Op:
-        return Op("mac", self._alg, "mac", key=self._key, data=data)
-
-    def finalize(self) -> bytes:
-        """The tag; the context cannot be used afterwards."""
-        return self._finish()
-
-    def verify(self, signature: bytes) -> None:
-        """Raise InvalidSignature unless ``signature`` is this message's tag (constant-time)."""
-        validate.byteslike("signature", signature)
-        if not _std_hmac.compare_digest(self._finish(), bytes(signature)):
-            raise InvalidSignature("Signature did not match digest.")
+    def _op(self, data: bytes) -> MacOp:
+        return MacOp(self._alg, "mac", self._key, data)
 
     def copy(self) -> HMAC:
         """An independent context with the same key and data fed so far."""
-        other = HMAC.__new__(HMAC)
-        other._key = self._key
-        other._algorithm = self._algorithm
-        return self._copy_into(other)
+        return self._fork()

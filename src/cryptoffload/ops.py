@@ -1,94 +1,366 @@
-"""The Op record: the one thing every engine receives, describing a single operation."""
+"""The Op contract: one typed record per family, and the table of kinds, fields and results.
+
+Every engine receives one of the Op classes below. :data:`CONTRACT` says, per family and kind,
+which fields are set, what each field means (:data:`FIELDS`) and what the engine returns; the
+provider's validation refuses a family/kind the table does not list, and the tests build one Op
+of every entry and hold every in-tree engine to it. A field has one meaning wherever it appears.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-# Families and the kinds each may carry. Engines switch on (family, kind).
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "cipher": ("encrypt", "decrypt"),  # AES ECB/CBC/CTR/CFB/OFB: key, iv (None for ECB), data
-    "aead": (
-        "encrypt",
-        "decrypt",
-    ),  # GCM/CCM: key, iv = nonce, data, aad, tag (decrypt), length = tag length
-    "hash": ("digest",),  # data
-    "mac": ("mac",),  # HMAC, CMAC: key, data; GMAC: key, iv, data = message, length = tag length
-    "rsa": ("sign", "verify", "encrypt", "decrypt", "raw"),  # key = cryptography RSA key object
-    "ecdsa": ("sign", "verify"),  # key = cryptography EC key object, data = digest
-    "ecdh": ("exchange",),  # key = private key object, peer = public key object
-    "dh": ("exchange",),  # key = private key object, peer = public key object
-    "rng": ("seed",),  # length = bytes of seed material wanted
+from cryptography.exceptions import InvalidSignature, InvalidTag
+
+#: What each field holds. A field an entry of :data:`CONTRACT` does not list is None.
+FIELDS: dict[str, str] = {
+    "key": "the key: bytes for AES and HMAC, a `cryptography` key object for RSA, EC and DH",
+    "iv": "bytes: the IV or initial counter block (cipher; None for ECB), the nonce (aead, GMAC)",
+    "data": "bytes-like: the payload (plaintext, ciphertext, message); for an AEAD decrypt the "
+    "ciphertext followed by its tag",
+    "aad": "bytes-like or None: associated data, authenticated and not encrypted (aead)",
+    "tag_length": "int: bytes of authentication tag, produced on encrypt, expected at the end "
+    "of data on decrypt (aead, GMAC)",
+    "digest": "bytes: the message's digest under hash_alg, to sign or verify against",
+    "signature": "bytes: the signature to check",
+    "value": "int: the number to raise to the key's exponent, 0 < value < n (RSA raw)",
+    "padding": "a `cryptography` padding object: PKCS1v15(), PSS(...), OAEP(...)",
+    "hash_alg": "a `cryptography` HashAlgorithm: the hash that made digest",
+    "deterministic": "bool: derive the ECDSA nonce from key and digest (RFC 6979)",
+    "peer": "a `cryptography` public key object of the other party",
+    "length": "int: bytes wanted (rng)",
 }
 
 
-# Families whose payload size counts (thresholds, bytes counters); public-key ops count as 0.
-_BULK = frozenset({"cipher", "aead", "hash", "mac"})
+@dataclass(frozen=True)
+class Entry:
+    """One family/kind of the contract: the fields it sets and what the engine gives back."""
+
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    result: str
+    returns: type | None
+    #: Exceptions that are the operation's answer (a failed check), not a fault.
+    answers: tuple[type[Exception], ...] = ()
+
+
+_BYTES = bytes
+CONTRACT: dict[tuple[str, str], Entry] = {
+    ("cipher", "encrypt"): Entry(
+        ("key", "data"), ("iv",), "bytes: ciphertext, as long as data", _BYTES
+    ),
+    ("cipher", "decrypt"): Entry(
+        ("key", "data"), ("iv",), "bytes: plaintext, as long as data", _BYTES
+    ),
+    ("aead", "encrypt"): Entry(
+        ("key", "iv", "data", "tag_length"),
+        ("aad",),
+        "bytes: ciphertext followed by the tag, len(data) + tag_length",
+        _BYTES,
+    ),
+    ("aead", "decrypt"): Entry(
+        ("key", "iv", "data", "tag_length"),
+        ("aad",),
+        "bytes: plaintext, len(data) - tag_length; InvalidTag (and no plaintext) if altered",
+        _BYTES,
+        (InvalidTag,),
+    ),
+    ("hash", "digest"): Entry(("data",), (), "bytes: the digest", _BYTES),
+    ("mac", "mac"): Entry(
+        ("key", "data"),
+        ("iv", "tag_length"),
+        "bytes: the tag (HMAC, CMAC: full length; GMAC, which sets iv and tag_length: "
+        "tag_length bytes)",
+        _BYTES,
+    ),
+    ("rsa", "sign"): Entry(
+        ("key", "digest", "padding", "hash_alg"), (), "bytes: the signature", _BYTES
+    ),
+    ("rsa", "verify"): Entry(
+        ("key", "digest", "signature", "padding", "hash_alg"),
+        (),
+        "None; InvalidSignature if the signature does not hold",
+        type(None),
+        (InvalidSignature,),
+    ),
+    ("rsa", "encrypt"): Entry(("key", "data", "padding"), (), "bytes: the ciphertext", _BYTES),
+    ("rsa", "decrypt"): Entry(
+        ("key", "data", "padding"),
+        (),
+        "bytes: the plaintext; ValueError if the ciphertext does not decrypt",
+        _BYTES,
+        (ValueError,),
+    ),
+    ("rsa", "raw"): Entry(("key", "value"), (), "int: value^d or value^e mod n", int),
+    ("ecdsa", "sign"): Entry(
+        ("key", "digest", "hash_alg", "deterministic"), (), "bytes: DER signature", _BYTES
+    ),
+    ("ecdsa", "verify"): Entry(
+        ("key", "digest", "signature", "hash_alg"),
+        (),
+        "None; InvalidSignature if the signature does not hold",
+        type(None),
+        (InvalidSignature,),
+    ),
+    ("ecdh", "exchange"): Entry(("key", "peer"), (), "bytes: the shared x coordinate", _BYTES),
+    ("dh", "exchange"): Entry(
+        ("key", "peer"), (), "bytes: the shared secret, as long as p", _BYTES
+    ),
+    ("rng", "seed"): Entry(("length",), (), "bytes: length random bytes", _BYTES),
+}
 
 
 class Op:
-    """One operation, as plain data. Treat it as immutable once built.
+    """What every family's record has: ``family``, ``alg``, ``kind`` and ``size``.
 
-    Fields not used by a family are None. Results, by family and kind:
-    cipher -> bytes; aead encrypt -> (ciphertext, tag), decrypt -> plaintext or InvalidTag;
-    hash, mac -> bytes; rsa sign/encrypt/decrypt -> bytes, raw -> int, verify -> None or
-    InvalidSignature; ecdsa sign -> DER signature, verify -> None or InvalidSignature;
-    ecdh/dh -> shared secret bytes; rng seed -> bytes.
+    ``size`` is the payload in bytes, what thresholds compare and counters add up (the plaintext
+    or ciphertext without the tag for an AEAD op, 0 for public-key ops). Treat an Op as immutable
+    once built: engines may keep references to its fields, the provider offers the same Op to
+    one engine after another.
     """
 
-    __slots__ = (
-        "aad",
-        "alg",
-        "data",
-        "family",
-        "hash_alg",
-        "iv",
-        "key",
-        "kind",
-        "length",
-        "padding",
-        "peer",
-        "tag",
-    )
+    __slots__ = ("alg", "kind")
+    family: ClassVar[str] = ""
+    #: The fields this family's records carry, in constructor order after ``alg`` and ``kind``.
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+
+    alg: str
+    kind: str
+
+    @property
+    def size(self) -> int:
+        """Payload bytes (see the class docstring); 0 for public-key ops."""
+        return 0
+
+    def __repr__(self) -> str:
+        # Never show key material or payloads: reprs end up in logs and tracebacks.
+        try:
+            size = str(self.size)
+        except (TypeError, AttributeError):  # an op that validation has not passed yet
+            size = "?"
+        return f"<{type(self).__name__} {self.family}/{self.kind} {self.alg} size={size}>"
+
+    def fields(self) -> dict[str, Any]:
+        """The family's fields by name (for tests and tools; holds the key, so never log it)."""
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+
+class CipherOp(Op):
+    """AES ECB/CBC/CTR/CFB/OFB: ``key``, ``iv`` (None for ECB), ``data``."""
+
+    __slots__ = ("data", "iv", "key")
+    family = "cipher"
+    FIELDS = ("key", "iv", "data")
+
+    def __init__(self, alg: str, kind: str, key: bytes, iv: bytes | None, data: Any) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.key = key
+        self.iv = iv
+        self.data = data
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+class AeadOp(Op):
+    """AES-GCM/CCM: ``key``, ``iv`` (the nonce), ``data``, ``aad``, ``tag_length``.
+
+    Encrypt returns ciphertext and tag in one buffer; decrypt takes them in one buffer (``data``
+    ends with ``tag_length`` bytes of tag), as OpenSSL, AF_ALG and the CAAM all lay them out.
+    """
+
+    __slots__ = ("aad", "data", "iv", "key", "tag_length")
+    family = "aead"
+    FIELDS = ("key", "iv", "data", "aad", "tag_length")
 
     def __init__(
-        self,
-        family: str,
-        alg: str,
-        kind: str,
-        *,
-        key: Any = None,
-        iv: bytes | None = None,
-        data: Any = None,
-        aad: bytes | None = None,
-        tag: bytes | None = None,
-        length: int | None = None,
-        padding: Any = None,
-        hash_alg: Any = None,
-        peer: Any = None,
+        self, alg: str, kind: str, key: bytes, iv: Any, data: Any, aad: Any, tag_length: int
     ) -> None:
-        self.family = family
         self.alg = alg
         self.kind = kind
         self.key = key
         self.iv = iv
         self.data = data
         self.aad = aad
-        self.tag = tag
-        self.length = length
-        self.padding = padding
-        self.hash_alg = hash_alg
-        self.peer = peer
+        self.tag_length = tag_length
 
     @property
     def size(self) -> int:
-        """Bytes of payload this op carries: what thresholds compare and counters add up."""
-        family = self.family
-        if family in _BULK:
-            return len(self.data)
-        if family == "rng":
-            return self.length or 0
-        return 0
+        n = len(self.data)
+        return n if self.kind == "encrypt" else max(n - self.tag_length, 0)
 
-    def __repr__(self) -> str:
-        # Never show key material or payloads: reprs end up in logs and tracebacks.
-        return f"<Op {self.family}/{self.kind} {self.alg} size={self.size}>"
+
+class HashOp(Op):
+    """A digest of ``data``."""
+
+    __slots__ = ("data",)
+    family = "hash"
+    FIELDS = ("data",)
+
+    def __init__(self, alg: str, kind: str, data: Any) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.data = data
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+class MacOp(Op):
+    """HMAC and CMAC: ``key``, ``data``; GMAC also ``iv`` (the nonce) and ``tag_length``."""
+
+    __slots__ = ("data", "iv", "key", "tag_length")
+    family = "mac"
+    FIELDS = ("key", "data", "iv", "tag_length")
+
+    def __init__(
+        self,
+        alg: str,
+        kind: str,
+        key: bytes,
+        data: Any,
+        iv: Any = None,
+        tag_length: int | None = None,
+    ) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.key = key
+        self.data = data
+        self.iv = iv
+        self.tag_length = tag_length
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+class RsaOp(Op):
+    """RSA with a `cryptography` key: sign/verify a ``digest``, encrypt/decrypt ``data``, raw."""
+
+    __slots__ = ("data", "digest", "hash_alg", "key", "padding", "signature", "value")
+    family = "rsa"
+    FIELDS = ("key", "data", "digest", "signature", "value", "padding", "hash_alg")
+
+    def __init__(
+        self,
+        alg: str,
+        kind: str,
+        key: Any,
+        *,
+        data: Any = None,
+        digest: bytes | None = None,
+        signature: bytes | None = None,
+        value: int | None = None,
+        padding: Any = None,
+        hash_alg: Any = None,
+    ) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.key = key
+        self.data = data
+        self.digest = digest
+        self.signature = signature
+        self.value = value
+        self.padding = padding
+        self.hash_alg = hash_alg
+
+
+class EcdsaOp(Op):
+    """ECDSA with a `cryptography` EC key: sign or verify a ``digest``."""
+
+    __slots__ = ("deterministic", "digest", "hash_alg", "key", "signature")
+    family = "ecdsa"
+    FIELDS = ("key", "digest", "signature", "hash_alg", "deterministic")
+
+    def __init__(
+        self,
+        alg: str,
+        kind: str,
+        key: Any,
+        digest: bytes,
+        hash_alg: Any,
+        *,
+        signature: bytes | None = None,
+        deterministic: bool | None = None,
+    ) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.key = key
+        self.digest = digest
+        self.hash_alg = hash_alg
+        self.signature = signature
+        self.deterministic = deterministic
+
+
+class ExchangeOp(Op):
+    """Key agreement: our private ``key`` with the ``peer``'s public key (ECDH, FFDH)."""
+
+    __slots__ = ("key", "peer")
+    FIELDS = ("key", "peer")
+
+    def __init__(self, alg: str, kind: str, key: Any, peer: Any) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.key = key
+        self.peer = peer
+
+
+class EcdhOp(ExchangeOp):
+    """ECDH on a prime curve."""
+
+    __slots__ = ()
+    family = "ecdh"
+
+
+class DhOp(ExchangeOp):
+    """Finite-field DH in an RFC 7919 group."""
+
+    __slots__ = ()
+    family = "dh"
+
+
+class RngOp(Op):
+    """``length`` random bytes (seed material for the DRBG)."""
+
+    __slots__ = ("length",)
+    family = "rng"
+    FIELDS = ("length",)
+
+    def __init__(self, alg: str, kind: str, length: int) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.length = length
+
+    @property
+    def size(self) -> int:
+        return self.length if isinstance(self.length, int) else 0
+
+
+#: The record class of each family.
+OP_CLASSES: dict[str, type[Op]] = {
+    cls.family: cls
+    for cls in (CipherOp, AeadOp, HashOp, MacOp, RsaOp, EcdsaOp, EcdhOp, DhOp, RngOp)
+}
+
+
+def make(family: str, alg: str, kind: str, **fields: Any) -> Op:
+    """An Op of ``family`` built from named fields (tools and tests; primitives call the classes).
+
+    Raises ValueError for a family/kind the contract does not list, a field the family does not
+    have, or a required field left out.
+    """
+    entry = CONTRACT.get((family, kind))
+    if entry is None:
+        raise ValueError(f"the Op contract has no {family}/{kind}; see ops.CONTRACT")
+    cls = OP_CLASSES[family]
+    unknown = set(fields) - set(cls.FIELDS)
+    if unknown:
+        raise ValueError(f"{family} ops have no field {', '.join(sorted(unknown))}")
+    missing = [name for name in entry.required if fields.get(name) is None]
+    if missing:
+        raise ValueError(f"{family}/{kind} needs {', '.join(missing)}")
+    return cls(alg, kind, **{name: fields.get(name) for name in cls.FIELDS})

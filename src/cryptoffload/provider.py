@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -13,9 +13,10 @@ from cryptography.exceptions import InvalidSignature, InvalidTag
 
 from cryptoffload import engines as _engines
 from cryptoffload.counters import FOLD_AT, Cell, Counters
-from cryptoffload.engines.base import Capabilities
+from cryptoffload.engines.base import Capabilities, Engine
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import OffloadRequired, Unavailable
+from cryptoffload.ops import Op
 from cryptoffload.policy import Policy
 from cryptoffload.validate import validate_op
 
@@ -28,16 +29,187 @@ SILENT_FALLBACK_WINDOW = 100
 
 
 class _Route:
-    """One engine's place on an algorithm's route, with its size window for that algorithm."""
+    """One engine's place on an algorithm's route: its size window and its counter cell."""
 
-    __slots__ = ("denied", "engine", "high", "low", "name")
+    __slots__ = ("cell", "denied", "engine", "high", "low", "name")
 
-    def __init__(self, engine: Any, low: int, high: int | None, denied: bool) -> None:
+    def __init__(self, engine: Engine, low: int, high: int | None, denied: bool, cell: Cell):
         self.engine = engine
         self.name = engine.name
         self.low = low
         self.high = high
         self.denied = denied
+        self.cell = cell
+
+    def refusal(self, size: int) -> str | None:
+        """Why the policy holds an op of ``size`` bytes back from this engine, or None."""
+        if self.denied:
+            return "denied"
+        if size < self.low:
+            return "below-threshold"
+        if self.high is not None and size > self.high:
+            return "too-large"
+        return None
+
+
+class Lane:
+    """One algorithm's way through one provider: what a primitive keeps between operations.
+
+    ``software_only`` is true when no engine claims the algorithm and the policy does not
+    require offload: the primitive may then call OpenSSL itself, skip building an Op, and
+    record the operation with :meth:`count`. Otherwise it builds an Op and calls :meth:`run`.
+    Every fallback decision (policy windows, declines, faults, ``require``) is taken here.
+    """
+
+    __slots__ = ("_cell", "_pending", "alg", "provider", "required", "routes", "software_only")
+
+    def __init__(self, provider: Provider, alg: str) -> None:
+        self.provider = provider
+        self.alg = alg
+        policy = provider.policy
+        denied = policy.denies(alg)
+        counters = provider.counters
+        routes = []
+        for engine in provider._routed:
+            caps = provider.capabilities[engine.name]
+            if alg in caps.algorithms:
+                low, high = policy.limits(alg, caps.min_size)
+                routes.append(_Route(engine, low, high, denied, counters.cell(engine.name, alg)))
+        self.routes: tuple[_Route, ...] = tuple(routes)
+        self.required = policy.requires(alg)
+        self.software_only = not routes and not self.required
+        self._cell = counters.cell(SOFTWARE, alg)
+        self._pending = self._cell.pending
+
+    def __repr__(self) -> str:
+        return f"<Lane {self.alg} engines={[r.name for r in self.routes]}>"
+
+    def count(self, nbytes: int) -> None:
+        """One operation of ``nbytes`` that the primitive ran in software itself."""
+        pending = self._pending
+        pending.append(nbytes)
+        if len(pending) > FOLD_AT:
+            self._cell.fold()
+
+    def run(self, op: Op) -> Any:
+        """Validate ``op``, run it on the first engine on the route that takes it, else software."""
+        validate_op(op)
+        size = op.size
+        declines: dict[str, str] = {}
+        provider = self.provider
+        for route in self.routes:
+            name = route.name
+            reason = route.refusal(size)
+            if reason is None:
+                try:
+                    result = route.engine.run(op)
+                except Unavailable as exc:
+                    reason = exc.reason
+                except (InvalidTag, InvalidSignature):
+                    # A failed check is the engine's answer, not a reason to ask software.
+                    route.cell.add(size)
+                    if provider._misses:
+                        provider._hit(name)
+                    raise
+                except Exception as exc:
+                    route.cell.fault()
+                    log.debug("engine %s faulted on %s: %s", name, op.alg, type(exc).__name__)
+                    declines[name] = "fault"
+                    provider._miss(name, "fault")
+                    continue
+                else:
+                    route.cell.add(size)
+                    if provider._misses:
+                        provider._hit(name)
+                    return result
+            route.cell.decline(reason)
+            declines[name] = reason
+            provider._miss(name, reason)
+        if self.required:
+            raise OffloadRequired(self.alg, declines)
+        try:
+            return provider.software.run(op)
+        finally:
+            # Software's answer counts whether it is a result or a rejection (bad tag, bad
+            # signature, undecryptable ciphertext): the op was done either way.
+            self._cell.add(size)
+
+    # -- work that software finishes outside run(): streaming contexts ------------------------
+
+    def allow_software(self, declines: Mapping[str, str]) -> None:
+        """Raise OffloadRequired if the policy requires offload (``declines``: why, by engine)."""
+        if self.required:
+            raise OffloadRequired(self.alg, dict(declines))
+
+    def declines_for(self, reason: str) -> dict[str, str]:
+        """Every engine on the route declining for one ``reason`` (e.g. ``streaming``)."""
+        return {route.name: reason for route in self.routes}
+
+    def finish_in_software(self, size: int, declines: Mapping[str, str]) -> None:
+        """Count an op of ``size`` that software did outside :meth:`run`; ``declines`` says why
+        each engine did not (a fault was counted when it happened; other reasons are counted
+        here). A policy that requires offload raises OffloadRequired instead."""
+        provider = self.provider
+        cells = {route.name: route.cell for route in self.routes}
+        for name, reason in declines.items():
+            if reason != "fault":
+                (cells.get(name) or provider.counters.cell(name, self.alg)).decline(reason)
+                provider._miss(name, reason)
+        self.allow_software(declines)
+        self._cell.add(size)
+
+    def open_stream(self, op: Op, size: int) -> tuple[str, Any, int | None] | dict[str, str]:
+        """A hash or MAC state held by the first engine on the route that keeps one.
+
+        ``op`` carries the algorithm and key (its data is ignored); ``size`` is what the stream
+        holds so far. Returns ``(engine name, stream, the policy's max_size for that engine or
+        None)`` (see ``open_stream`` in engines/base.py), with the declines of the engines
+        passed over counted. When no engine takes it, returns why each engine did not (a fault
+        is counted here, a decline is not): pass that to :meth:`finish_in_software`.
+        """
+        passed: dict[str, str] = {}
+        for route in self.routes:
+            opener = getattr(route.engine, "open_stream", None)
+            reason = route.refusal(size) or ("streaming" if opener is None else None)
+            if reason is None:
+                try:
+                    stream = opener(op)
+                except Unavailable as exc:
+                    reason = exc.reason
+                except Exception as exc:
+                    self.stream_fault(route.name, exc)
+                    reason = "fault"
+                else:
+                    for name, why in passed.items():
+                        if why != "fault":
+                            self.provider.counters.cell(name, self.alg).decline(why)
+                            self.provider._miss(name, why)
+                    return route.name, stream, route.high
+            passed[route.name] = reason
+        return passed
+
+    def stream_done(self, name: str, size: int) -> None:
+        """Count a stream that engine ``name`` finished: one op of ``size`` bytes."""
+        self.provider.counters.cell(name, self.alg).add(size)
+        if self.provider._misses:
+            self.provider._hit(name)
+
+    def stream_fault(self, name: str, exc: BaseException) -> None:
+        """Count a fault of engine ``name`` while it held a stream (software then redoes it)."""
+        self.provider.counters.cell(name, self.alg).fault()
+        log.debug("engine %s faulted on a %s stream: %s", name, self.alg, type(exc).__name__)
+        self.provider._miss(name, "fault")
+
+
+class _Unbound:
+    """What a primitive holds before its first operation: a lane of no provider."""
+
+    __slots__ = ()
+    provider = None
+
+
+#: The lane a primitive starts with; the first operation replaces it (its provider is None).
+UNBOUND: Any = _Unbound()
 
 
 class Provider:
@@ -48,12 +220,12 @@ class Provider:
     routed to.
     """
 
-    def __init__(self, engines: Iterable[Any] = (), policy: Policy | None = None) -> None:
+    def __init__(self, engines: Iterable[Engine | str] = (), policy: Policy | None = None) -> None:
         if isinstance(engines, (str, bytes)):
             engines = [engines]
         self.policy = policy if policy is not None else Policy()
-        self.software: Any = None
-        routed: list[Any] = []
+        self.software: Engine | None = None
+        routed: list[Engine] = []
         self.capabilities: dict[str, Capabilities] = {}
         self.unavailable: dict[str, str] = {}
         for item in engines:
@@ -77,16 +249,10 @@ class Provider:
         if self.software is None:
             self.software = SoftwareEngine()
         self.capabilities[SOFTWARE] = _probe(self.software)
-        self.engines: tuple[Any, ...] = (*routed, self.software)
+        self.engines: tuple[Engine, ...] = (*routed, self.software)
         self._routed = tuple(routed)
         self.counters = Counters(tuple(e.name for e in self.engines))
-        self._claimed = frozenset(
-            alg for e in routed for alg in self.capabilities[e.name].algorithms
-        )
-        self._routes: dict[str, tuple[_Route, ...]] = {}
-        self._sw_cells: dict[str, Cell] = {}
-        self._direct: dict[str, bool] = {}
-        self._required: dict[str, bool] = {}
+        self._lanes: dict[str, Lane] = {}
         self._miss_lock = threading.Lock()
         self._misses: dict[str, dict[str, int]] = {}
         self._warned: set[str] = set()
@@ -94,181 +260,19 @@ class Provider:
     def __repr__(self) -> str:
         return f"<Provider engines={[e.name for e in self.engines]}>"
 
-    # -- routing ---------------------------------------------------------------------------------
+    def lane(self, alg: str) -> Lane:
+        """The way ``alg`` goes through this provider (built on first use, then kept)."""
+        lane = self._lanes.get(alg)
+        if lane is None:
+            lane = self._lanes.setdefault(alg, Lane(self, alg))
+        return lane
 
-    def direct(self, alg: str) -> bool:
-        """True when only software can take ``alg``: primitives may then skip building an Op."""
-        try:
-            return self._direct[alg]
-        except KeyError:
-            pass
-        direct = alg not in self._claimed and not self.policy.requires(alg)
-        self._direct[alg] = direct
-        return direct
-
-    def software_cell(self, alg: str) -> Cell:
-        """Software's counter cell for ``alg``, kept at hand for the primitives' fast paths."""
-        cell = self._sw_cells[alg] = self.counters.cell(SOFTWARE, alg)
-        return cell
-
-    def count_software(self, alg: str, nbytes: int) -> None:
-        """One op of ``nbytes`` that a primitive's fast path ran in software."""
-        cell = self._sw_cells.get(alg) or self.software_cell(alg)
-        pending = cell.pending
-        pending.append(nbytes)
-        if len(pending) > FOLD_AT:
-            cell.fold()
-
-    def route(self, alg: str) -> tuple[_Route, ...]:
-        """The engines that claim ``alg``, in priority order, with their size limits."""
-        try:
-            return self._routes[alg]
-        except KeyError:
-            pass
-        denied = self.policy.denies(alg)
-        routes = []
-        for engine in self._routed:
-            caps = self.capabilities[engine.name]
-            if alg in caps.algorithms:
-                low, high = self.policy.limits(alg, caps.min_size)
-                routes.append(_Route(engine, low, high, denied))
-        result = self._routes[alg] = tuple(routes)
-        return result
-
-    def run(self, op: Any) -> Any:
+    def run(self, op: Op) -> Any:
         """Validate ``op``, run it on the first engine that takes it, else on software."""
-        validate_op(op)
-        alg = op.alg
-        counters = self.counters
-        declines: dict[str, str] = {}
-        size = op.size
-        routes = self._routes.get(alg)
-        if routes is None:
-            routes = self.route(alg)
-        for route in routes:
-            name = route.name
-            if route.denied:
-                reason = "denied"
-            elif size < route.low:
-                reason = "below-threshold"
-            elif route.high is not None and size > route.high:
-                reason = "too-large"
-            else:
-                try:
-                    result = route.engine.run(op)
-                except Unavailable as exc:
-                    reason = exc.reason
-                except (InvalidTag, InvalidSignature):
-                    # A failed check is the engine's answer, not a reason to ask software.
-                    counters.count(name, alg, size)
-                    if self._misses:
-                        self._hit(name)
-                    raise
-                except Exception as exc:
-                    counters.fault(name, alg)
-                    log.debug("engine %s faulted on %s: %s", name, alg, type(exc).__name__)
-                    declines[name] = "fault"
-                    self._miss(name, "fault")
-                    continue
-                else:
-                    counters.count(name, alg, size)
-                    if self._misses:
-                        self._hit(name)
-                    return result
-            counters.decline(name, alg, reason)
-            declines[name] = reason
-            self._miss(name, reason)
-        required = self._required.get(alg)
-        if required is None:
-            required = self._required[alg] = self.policy.requires(alg)
-        if required:
-            raise OffloadRequired(alg, declines)
-        try:
-            return self.software.run(op)
-        finally:
-            # Software's answer counts whether it is a result or a rejection (bad tag, bad
-            # signature, undecryptable ciphertext): the op was done either way.
-            counters.count(SOFTWARE, alg, size)
-
-    def software_finished(self, alg: str, size: int, reason: str) -> None:
-        """Account for an op that software did outside :meth:`run` although engines claim ``alg``.
-
-        Used by streaming contexts that could not be expressed as one engine op: each engine on
-        the route gets a decline for ``reason``, and a policy that requires offload still raises.
-        """
-        for route in self.route(alg):
-            self.counters.decline(route.name, alg, reason)
-            self._miss(route.name, reason)
-        if self.policy.requires(alg):
-            raise OffloadRequired(alg, {route.name: reason for route in self.route(alg)})
-        self.counters.count(SOFTWARE, alg, size)
-
-    # -- running hashes and MACs held by an engine --------------------------------------------
-
-    def open_stream(self, op: Any, size: int) -> tuple[str, Any, int | None] | dict[str, str]:
-        """A hash or MAC state held by the first engine on ``op.alg``'s route that keeps one.
-
-        ``op`` carries the algorithm and key (its data is ignored); ``size`` is what the stream
-        holds so far. Returns ``(engine name, stream, the engine's max_size for the algorithm or
-        None)`` (see ``open_stream`` in engines/base.py); the declines of engines passed over are
-        counted. When no engine takes it, returns why each engine on the route did not (a fault
-        is counted here, a decline is not): the caller finishes in software through
-        :meth:`stream_software` with that mapping.
-        """
-        passed: dict[str, str] = {}
-        for route in self.route(op.alg):
-            opener = getattr(route.engine, "open_stream", None)
-            if route.denied:
-                reason = "denied"
-            elif opener is None:
-                reason = "streaming"
-            elif size < route.low:
-                reason = "below-threshold"
-            elif route.high is not None and size > route.high:
-                reason = "too-large"
-            else:
-                try:
-                    stream = opener(op)
-                except Unavailable as exc:
-                    reason = exc.reason
-                except Exception as exc:
-                    self.stream_fault(route.name, op.alg, exc)
-                    reason = "fault"
-                else:
-                    for name, why in passed.items():
-                        if why != "fault":
-                            self.counters.decline(name, op.alg, why)
-                            self._miss(name, why)
-                    return route.name, stream, route.high
-            passed[route.name] = reason
-        return passed
-
-    def stream_done(self, name: str, alg: str, size: int) -> None:
-        """Count a stream that engine ``name`` finished: one op of ``size`` bytes."""
-        self.counters.count(name, alg, size)
-        if self._misses:
-            self._hit(name)
-
-    def stream_fault(self, name: str, alg: str, exc: BaseException) -> None:
-        """Count a fault of engine ``name`` while it held a stream (software then redoes it)."""
-        self.counters.fault(name, alg)
-        log.debug("engine %s faulted on a %s stream: %s", name, alg, type(exc).__name__)
-        self._miss(name, "fault")
-
-    def stream_software(self, alg: str, size: int, declines: dict[str, str]) -> None:
-        """Count the software op that finished a stream no engine kept (``declines``: why, by
-        engine: from :meth:`open_stream`, or the one engine that gave the stream up).
-
-        A fault was counted when it happened; any other reason is counted here as a decline.
-        A policy that requires offload raises instead.
-        """
-        for name, reason in declines.items():
-            if reason != "fault":
-                self.counters.decline(name, alg, reason)
-                self._miss(name, reason)
-        if self.policy.requires(alg):
-            raise OffloadRequired(alg, dict(declines))
-        self.counters.count(SOFTWARE, alg, size)
+        lane = self._lanes.get(op.alg)
+        if lane is None:
+            lane = self.lane(op.alg)
+        return lane.run(op)
 
     # -- the silent-fallback watch -----------------------------------------------------------------
 
@@ -346,9 +350,15 @@ def set_default_provider(provider: Provider | None) -> None:
         _default = provider
 
 
+def resolve(provider: Provider | None = None) -> Provider:
+    """The provider in force: ``provider`` if given, else the innermost ``using`` block's, else
+    the default. Primitives call it on every operation, so it is kept to one expression."""
+    return provider or _current.get() or _default or default_provider()
+
+
 def current() -> Provider:
     """The provider in force here: the innermost ``using`` block's, else the default."""
-    return _current.get() or default_provider()
+    return _current.get() or _default or default_provider()
 
 
 @contextlib.contextmanager

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gmpy2
+from cryptography.exceptions import InvalidTag, UnsupportedAlgorithm, _Reasons
+from cryptography.hazmat.primitives.asymmetric import padding
+
+from cryptoffload.blocks import pkcs1
+from cryptoffload.names import hash_name
 
 AES_KEY_SIZES = (16, 24, 32)
 GCM_TAG_SIZES = frozenset({4, 8, 12, 13, 14, 15, 16})
@@ -117,16 +123,52 @@ def ffc_public_value(p: int, q: int, y: int, name: str = "the group") -> None:
         raise ValueError(f"peer public value is not in the prime-order subgroup of {name}")
 
 
+def rsa_padding(pad: Any) -> None:
+    """PKCS1v15(), PSS(...) or OAEP(...); OAEP with the SHA-1/SHA-2 hashes OpenSSL takes."""
+    if not isinstance(pad, padding.AsymmetricPadding):
+        raise TypeError(f"padding must be PKCS1v15(), PSS(...) or OAEP(...), got {pad!r}")
+    if isinstance(pad, padding.OAEP):
+        # OpenSSL takes OAEP with SHA-1/SHA-2 only; an engine padding in Python must not take more.
+        for alg in pkcs1.oaep_params(pad)[:2]:
+            if hash_name(alg) not in ("sha1", "sha224", "sha256", "sha384", "sha512"):
+                raise UnsupportedAlgorithm(
+                    f"OAEP takes SHA-1 or SHA-224/256/384/512, got {alg.name}",
+                    _Reasons.UNSUPPORTED_PADDING,
+                )
+
+
+def digest_fits(digest: Any, hash_alg: Any) -> None:
+    """A digest to sign or verify: bytes as long as ``hash_alg``'s output (one we offer)."""
+    hash_name(hash_alg)
+    byteslike("digest", digest)
+    if len(digest) != hash_alg.digest_size:
+        raise ValueError(
+            f"prehashed data must be {hash_alg.digest_size} bytes for {hash_alg.name}, "
+            f"got {len(digest)}"
+        )
+
+
+def int_value(name: str, value: Any) -> None:
+    """TypeError unless ``value`` is an int (bool is not taken for one)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+
+
+# -- the checks of each family/kind of ops.CONTRACT, run by the provider before any engine ------
+# The common case of the bulk families costs a few comparisons (every chained Cipher update and
+# every engine-path AEAD op passes here); the named checks above run only to word a failure.
+
 _MODE_OF: dict[str, str] = {}
 
 
+_BUFFERS = frozenset({bytes, bytearray, memoryview})
+
+
 def _cipher_op(op: Any) -> None:
-    # Every chained Cipher update passes here, so the common case costs a few comparisons;
-    # the named checks run only to word a failure.
     key, data, iv = op.key, op.data, op.iv
     if key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
         aes_key(key)
-    if data.__class__ is not bytes:
+    if data.__class__ is not bytes and data.__class__ not in _BUFFERS:
         byteslike("data", data)
     mode = _MODE_OF.get(op.alg)
     if mode is None:
@@ -138,43 +180,74 @@ def _cipher_op(op: Any) -> None:
 
 
 def _aead_op(op: Any) -> None:
-    aes_key(op.key)
-    byteslike("data", op.data)
-    if op.aad is not None:
-        byteslike("associated_data", op.aad)
-    tag_len = len(op.tag) if op.kind == "decrypt" else op.length
-    if op.alg.endswith("-gcm"):
-        gcm_nonce(op.iv)
-        gcm_tag_length(tag_len)
+    key, iv, data, aad, tag_length = op.key, op.iv, op.data, op.aad, op.tag_length
+    if key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
+        aes_key(key)
+    if data.__class__ is not bytes and data.__class__ not in _BUFFERS:
+        byteslike("data", data)
+    if aad is not None and aad.__class__ not in _BUFFERS:
+        byteslike("associated_data", aad)
+    payload = len(data) if op.kind == "encrypt" else len(data) - tag_length
+    if op.alg[-3] == "g":  # -gcm, not -ccm
+        if iv.__class__ is not bytes or not 8 <= len(iv) <= 128:
+            gcm_nonce(iv)
+        if tag_length not in GCM_TAG_SIZES:
+            gcm_tag_length(tag_length)
     else:
-        ccm_nonce(op.iv, len(op.data))
-        ccm_tag_length(tag_len)
+        if tag_length not in CCM_TAG_SIZES:
+            ccm_tag_length(tag_length)
+        ccm_nonce(iv, max(payload, 0))
+    if payload < 0:
+        raise InvalidTag  # shorter than a tag: it cannot be authentic
 
 
 def _mac_op(op: Any) -> None:
     byteslike("data", op.data)
-    kind = op.alg.split("-", 1)[0]
+    kind = op.alg[:4]
     if kind == "hmac":
         byteslike("key", op.key)
         return
     aes_key(op.key)
     if kind == "gmac":
         gcm_nonce(op.iv)
-        gcm_tag_length(op.length)
+        gcm_tag_length(op.tag_length)
 
 
-def _rsa_op(op: Any) -> None:
-    if op.kind == "raw":
-        if not isinstance(op.data, int) or isinstance(op.data, bool):
-            raise TypeError(f"raw RSA input must be an int, got {type(op.data).__name__}")
-        numbers = (
-            op.key.public_key().public_numbers()
-            if op.alg.endswith("-private")
-            else (op.key.public_numbers())
-        )
-        rsa_input(op.data, numbers.n)
-    elif op.kind in ("verify", "sign", "encrypt", "decrypt"):
-        byteslike("data", op.data)
+def _rsa_public_numbers(op: Any) -> Any:
+    key = op.key
+    public = key.public_key() if op.alg.endswith("-private") else key
+    return public.public_numbers()
+
+
+def _rsa_sign(op: Any) -> None:
+    rsa_padding(op.padding)
+    digest_fits(op.digest, op.hash_alg)
+
+
+def _rsa_verify(op: Any) -> None:
+    byteslike("signature", op.signature)
+    _rsa_sign(op)
+
+
+def _rsa_crypt(op: Any) -> None:
+    byteslike("data", op.data)
+    rsa_padding(op.padding)
+
+
+def _rsa_raw(op: Any) -> None:
+    int_value("value", op.value)
+    rsa_input(op.value, _rsa_public_numbers(op).n)
+
+
+def _ecdsa_sign(op: Any) -> None:
+    digest_fits(op.digest, op.hash_alg)
+    if op.deterministic.__class__ is not bool:
+        raise TypeError(f"deterministic must be a bool, got {op.deterministic!r}")
+
+
+def _ecdsa_verify(op: Any) -> None:
+    byteslike("signature", op.signature)
+    digest_fits(op.digest, op.hash_alg)
 
 
 def _ecdh_op(op: Any) -> None:
@@ -207,25 +280,37 @@ def _rng_op(op: Any) -> None:
 
 
 def _hash_op(op: Any) -> None:
-    byteslike("data", op.data)
+    if op.data.__class__ not in _BUFFERS:
+        byteslike("data", op.data)
 
 
-_OP_CHECKS = {
-    "cipher": _cipher_op,
-    "aead": _aead_op,
-    "hash": _hash_op,
-    "mac": _mac_op,
-    "rsa": _rsa_op,
-    "ecdsa": lambda op: byteslike("digest", op.data),
-    "ecdh": _ecdh_op,
-    "dh": _dh_op,
-    "rng": _rng_op,
+#: The check of every family/kind of ops.CONTRACT (a test keeps the two tables in step).
+OP_CHECKS: dict[str, dict[str, Callable[[Any], None]]] = {
+    "cipher": {"encrypt": _cipher_op, "decrypt": _cipher_op},
+    "aead": {"encrypt": _aead_op, "decrypt": _aead_op},
+    "hash": {"digest": _hash_op},
+    "mac": {"mac": _mac_op},
+    "rsa": {
+        "sign": _rsa_sign,
+        "verify": _rsa_verify,
+        "encrypt": _rsa_crypt,
+        "decrypt": _rsa_crypt,
+        "raw": _rsa_raw,
+    },
+    "ecdsa": {"sign": _ecdsa_sign, "verify": _ecdsa_verify},
+    "ecdh": {"exchange": _ecdh_op},
+    "dh": {"exchange": _dh_op},
+    "rng": {"seed": _rng_op},
 }
+_NO_KINDS: dict[str, Callable[[Any], None]] = {}
 
 
 def validate_op(op: Any) -> None:
-    """Every check that applies to ``op``, before any engine sees it."""
-    check = _OP_CHECKS.get(op.family)
+    """Every check that applies to ``op``, before any engine sees it; ValueError for a
+    family/kind that ops.CONTRACT does not list."""
+    check = OP_CHECKS.get(op.family, _NO_KINDS).get(op.kind)
     if check is None:
-        raise ValueError(f"unknown operation family {op.family!r}")
+        raise ValueError(
+            f"unknown operation {op.family!r}/{op.kind!r}; ops.CONTRACT lists the ones there are"
+        )
     check(op)

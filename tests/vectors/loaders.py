@@ -9,6 +9,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ParamSpec
 
 import cryptography_vectors
+from cryptography.hazmat.primitives.hashes import HashAlgorithm
+
+from cryptoffload.names import HASH_CLASSES
 
 Record = dict[str, Any]
 _P = ParamSpec("_P")
@@ -147,6 +150,11 @@ def _files(folder: str, pattern: str) -> list[str]:
 def _hash_name(name: str) -> str:
     """Normalise ``SHA-256``/``SHA256``/``SHA512_224``/``SHA-512/224`` to hashlib's spelling."""
     return name.strip().lower().replace("-", "").replace("/", "_")
+
+
+def hash_class(name: str) -> type[HashAlgorithm]:
+    """The `cryptography` class of a record's ``hash`` field (hashlib's spelling: sha512_224)."""
+    return HASH_CLASSES[name.replace("_", "-")]
 
 
 def _result(value: str) -> tuple[bool, str]:

@@ -147,11 +147,16 @@ def _run_words(args: argparse.Namespace) -> str:
             return sys.stdin.read()
         with open(args.words_file, encoding="utf-8") as f:
             return f.read()
-    if not args.words or args.words == ["-"]:
+    return _command_line_words(args.words)
+
+
+def _command_line_words(words: list[str]) -> str:
+    """The words given on the command line, or stdin when there are none or only '-'."""
+    if not words or words == ["-"]:
         return sys.stdin.read()
-    if "-" in args.words:
+    if "-" in words:
         raise ValueError("'-' (read stdin) cannot be mixed with words on the command line")
-    return " ".join(args.words)
+    return " ".join(words)
 
 
 def _disasm_lines(result: workbench.WorkbenchResult) -> list[str]:
@@ -195,17 +200,9 @@ def cmd_run(args: argparse.Namespace, console: Any = None) -> int:
     return 0 if result.ok else 1
 
 
-def _read_words(args: argparse.Namespace) -> list[int]:
-    if not args.words or args.words == ["-"]:
-        return disasm.parse_words(sys.stdin.read())
-    if "-" in args.words:
-        raise ValueError("'-' (read stdin) cannot be mixed with words on the command line")
-    return disasm.parse_words(" ".join(args.words))
-
-
 def cmd_disasm(args: argparse.Namespace, console: Any = None) -> int:
     """``caam disasm``: print the decoded descriptor as text or JSON."""
-    words = _read_words(args)
+    words = disasm.parse_words(_command_line_words(args.words))
     if args.json:
         commands = decode(words, long_pointers=args.long_pointers, byteorder=args.byteorder)
         print(json.dumps(disasm.to_json(commands, show_keys=args.show_keys), indent=2))

@@ -339,8 +339,8 @@ class AfalgEngine:
                 iv = (counter % (1 << 128)).to_bytes(16, "big")
         return b"".join(out)
 
-    def _aead(self, op: Any) -> Any:
-        tag_len = op.length if op.kind == "encrypt" else len(op.tag)
+    def _aead(self, op: Any) -> bytes:
+        tag_len = op.tag_length
         aad = bytes(op.aad or b"")
         if len(op.data) + len(aad) > MAX_REQUEST:
             raise Unavailable("too-large", f"AEAD requests above {MAX_REQUEST} bytes")
@@ -350,44 +350,44 @@ class AfalgEngine:
         tfm = self._tfm(op.alg, op.key, tag_len)
         sock = self._op_socket(tfm)
         if op.kind == "encrypt":
+            # The kernel writes the AAD back ahead of ciphertext and tag: one buffer out.
             out = _aead_request(
                 sock,
-                aad + bytes(op.data),
+                aad + bytes(op.data) if aad else op.data,
                 socket.ALG_OP_ENCRYPT,
                 iv,
                 len(aad),
                 len(aad) + len(op.data) + tag_len,
             )
-            body = out[len(aad) :]
-            return body[:-tag_len], body[-tag_len:]
-        if not aad and not len(op.data):
+            return out[len(aad) :] if aad else out
+        if not aad and len(op.data) == tag_len:
             # Nothing to read back, so no read would report the tag check: leave it to software.
             raise Unavailable("unsupported", "AEAD decrypt with neither data nor AAD")
         try:
             out = _aead_request(
                 sock,
-                aad + bytes(op.data) + op.tag,
+                aad + bytes(op.data) if aad else op.data,
                 socket.ALG_OP_DECRYPT,
                 iv,
                 len(aad),
-                len(aad) + len(op.data),
+                len(aad) + len(op.data) - tag_len,
             )
         except OSError as exc:
             if exc.errno == errno.EBADMSG:
                 raise InvalidTag from None
             raise
-        return out[len(aad) :]
+        return out[len(aad) :] if aad else out
 
     def _gmac(self, op: Any) -> bytes:
         if len(op.iv) != 12:
             raise Unavailable("unsupported", "the kernel's gcm(aes) takes 12-byte nonces only")
         if len(op.data) > MAX_REQUEST:
             raise Unavailable("too-large", f"GMAC messages above {MAX_REQUEST} bytes")
-        tfm = self._tfm(op.alg, op.key, op.length)
+        tfm = self._tfm(op.alg, op.key, op.tag_length)
         sock = self._op_socket(tfm)
         data = bytes(op.data)
         out = _aead_request(
-            sock, data, socket.ALG_OP_ENCRYPT, op.iv, len(data), len(data) + op.length
+            sock, data, socket.ALG_OP_ENCRYPT, op.iv, len(data), len(data) + op.tag_length
         )
         return out[len(data) :]
 

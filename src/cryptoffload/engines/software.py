@@ -20,6 +20,7 @@ from cryptoffload.blocks import pkcs1
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
 from cryptoffload.names import HASH_NAMES, all_algorithms
+from cryptoffload.ops import Op
 
 #: CPU flags that OpenSSL uses for the algorithms here, as /proc/cpuinfo names them.
 _CRYPTO_FLAGS = (
@@ -60,32 +61,36 @@ def cipher_mode(mode: str, iv: bytes | None) -> modes.Mode:
     return modes.ECB() if mode == "ecb" else _MODES[mode](iv)
 
 
-def gcm_encrypt(key: bytes, nonce: bytes, data: bytes, aad: bytes | None, tag_len: int):
-    """(ciphertext, tag) of AES-GCM; a short tag is the leading bytes of the full one."""
-    out = AESGCM(key).encrypt(nonce, data, aad)
-    return out[:-16], out[-16 : len(out) - 16 + tag_len]
-
-
-def gcm_decrypt(key: bytes, nonce: bytes, data: bytes, aad: bytes | None, tag: bytes) -> bytes:
-    """Plaintext of AES-GCM, or InvalidTag; nothing is returned before the tag is checked."""
-    if len(tag) == 16:
-        return AESGCM(key).decrypt(nonce, bytes(data) + tag, aad)
-    ctx = Cipher(algorithms.AES(key), modes.GCM(nonce, tag, min_tag_length=len(tag))).decryptor()
+def gcm_encrypt(key: bytes, nonce: Any, data: Any, aad: Any, tag_length: int) -> bytes:
+    """AES-GCM ciphertext and tag in one buffer (a short tag: the full tag's leading bytes)."""
+    if tag_length == 16:
+        return AESGCM(key).encrypt(nonce, data, aad)
+    ctx = Cipher(algorithms.AES(key), modes.GCM(nonce)).encryptor()
     if aad:
         ctx.authenticate_additional_data(aad)
-    out = ctx.update(data)
+    out = ctx.update(data) + ctx.finalize()
+    return out + ctx.tag[:tag_length]
+
+
+def gcm_decrypt(key: bytes, nonce: Any, sealed: Any, aad: Any, tag_length: int) -> bytes:
+    """Plaintext of AES-GCM ciphertext followed by its tag, or InvalidTag (and nothing else)."""
+    if tag_length == 16:
+        return AESGCM(key).decrypt(nonce, sealed, aad)
+    view = memoryview(sealed).cast("B")
+    tag = bytes(view[-tag_length:])
+    ctx = Cipher(algorithms.AES(key), modes.GCM(nonce, tag, min_tag_length=tag_length)).decryptor()
+    if aad:
+        ctx.authenticate_additional_data(aad)
+    out = ctx.update(view[:-tag_length])
     return out + ctx.finalize()
 
 
-def ccm_encrypt(key: bytes, nonce: bytes, data: bytes, aad: bytes | None, tag_len: int):
-    """(ciphertext, tag) of AES-CCM."""
-    out = AESCCM(key, tag_length=tag_len).encrypt(nonce, data, aad)
-    return out[:-tag_len], out[-tag_len:]
-
-
-def ccm_decrypt(key: bytes, nonce: bytes, data: bytes, aad: bytes | None, tag: bytes) -> bytes:
-    """Plaintext of AES-CCM, or InvalidTag."""
-    return AESCCM(key, tag_length=len(tag)).decrypt(nonce, bytes(data) + tag, aad)
+def gmac_tag(key: bytes, nonce: Any, message: Any, tag_length: int) -> bytes:
+    """The GMAC tag of ``message``: GCM over associated data alone, cut to ``tag_length``."""
+    ctx = Cipher(algorithms.AES(key), modes.GCM(nonce)).encryptor()
+    ctx.authenticate_additional_data(message)
+    ctx.finalize()
+    return ctx.tag[:tag_length]
 
 
 class SoftwareEngine:
@@ -107,7 +112,7 @@ class SoftwareEngine:
             },
         )
 
-    def run(self, op: Any) -> Any:
+    def run(self, op: Op) -> Any:
         """Perform ``op`` with OpenSSL."""
         handler = _HANDLERS.get(op.family)
         if handler is None:
@@ -122,13 +127,14 @@ def _cipher(op: Any) -> bytes:
     return ctx.update(op.data) + ctx.finalize()
 
 
-def _aead(op: Any) -> Any:
-    gcm = op.alg.endswith("-gcm")
+def _aead(op: Any) -> bytes:
+    if op.alg[-3] == "g":  # -gcm, not -ccm
+        fn = gcm_encrypt if op.kind == "encrypt" else gcm_decrypt
+        return fn(op.key, op.iv, op.data, op.aad, op.tag_length)
+    ccm = AESCCM(op.key, tag_length=op.tag_length)
     if op.kind == "encrypt":
-        fn = gcm_encrypt if gcm else ccm_encrypt
-        return fn(op.key, op.iv, op.data, op.aad, op.length)
-    fn = gcm_decrypt if gcm else ccm_decrypt
-    return fn(op.key, op.iv, op.data, op.aad, op.tag)
+        return ccm.encrypt(op.iv, op.data, op.aad)
+    return ccm.decrypt(op.iv, op.data, op.aad)
 
 
 def _hash(op: Any) -> bytes:
@@ -143,17 +149,17 @@ def _mac(op: Any) -> bytes:
         ctx = cmac.CMAC(algorithms.AES(op.key))
         ctx.update(op.data)
         return ctx.finalize()
-    return gcm_encrypt(op.key, op.iv, b"", op.data, op.length)[1]
+    return gmac_tag(op.key, op.iv, op.data, op.tag_length)
 
 
 def _rsa(op: Any) -> Any:
     key = op.key
     kind = op.kind
     if kind == "sign":
-        return key.sign(op.data, op.padding, Prehashed(op.hash_alg))
+        return key.sign(op.digest, op.padding, Prehashed(op.hash_alg))
     if kind == "verify":
-        pkcs1.check_signature_length(op.tag, key.key_size)
-        return key.verify(op.tag, op.data, op.padding, Prehashed(op.hash_alg))
+        pkcs1.check_signature_length(op.signature, key.key_size)
+        return key.verify(op.signature, op.digest, op.padding, Prehashed(op.hash_alg))
     if kind == "encrypt":
         return key.encrypt(op.data, op.padding)
     if kind == "decrypt":
@@ -163,7 +169,7 @@ def _rsa(op: Any) -> Any:
         numbers = key.private_numbers()
         pub = numbers.public_numbers
         return pkcs1.rsa_private_raw(
-            op.data,
+            op.value,
             pub.n,
             numbers.d,
             numbers.p,
@@ -173,14 +179,14 @@ def _rsa(op: Any) -> Any:
             numbers.iqmp,
         )
     pub = key.public_numbers()
-    return pkcs1.rsa_public_raw(op.data, pub.n, pub.e)
+    return pkcs1.rsa_public_raw(op.value, pub.n, pub.e)
 
 
 def _ecdsa(op: Any) -> Any:
-    algorithm = ec.ECDSA(Prehashed(op.hash_alg))
     if op.kind == "sign":
-        return op.key.sign(op.data, algorithm)
-    return op.key.verify(op.tag, op.data, algorithm)
+        algorithm = ec.ECDSA(Prehashed(op.hash_alg), deterministic_signing=op.deterministic)
+        return op.key.sign(op.digest, algorithm)
+    return op.key.verify(op.signature, op.digest, ec.ECDSA(Prehashed(op.hash_alg)))
 
 
 def _ecdh(op: Any) -> bytes:

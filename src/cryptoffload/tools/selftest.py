@@ -26,7 +26,7 @@ from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import Hash
 from cryptoffload.hmac import HMAC
 from cryptoffload.names import HASH_CLASSES
-from cryptoffload.ops import Op
+from cryptoffload.ops import RngOp
 from cryptoffload.policy import Policy
 from cryptoffload.provider import SOFTWARE, Provider
 
@@ -191,7 +191,7 @@ def _ffdhe(p: Provider) -> bool:
 
 
 def _drbg_seed(p: Provider) -> bool:
-    seed = p.run(Op("rng", "drbg", "seed", length=48))
+    seed = p.run(RngOp("drbg", "seed", 48))
     return len(seed) == 48 and seed != bytes(48)
 
 

@@ -34,6 +34,7 @@ Choices where the public sources stop (each gives the status a driver would see)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cryptoffload.caam import encoding as E
@@ -144,29 +145,15 @@ class _Deco(JobState):
                 raise fail(DECO_INVALID_JUMP, command.index)
 
     def _command(self, c: Command) -> int | None:
-        name = c.name.removeprefix("SEQ_")
+        """Run one command: the word index a taken jump goes to, or None to go on."""
         if c.name == "UNKNOWN":
             past = c.fields.get("reason") == _PAST_LENGTH
             raise fail(status.DECO_HDRLEN if past else DECO_INVALID_COMMAND, c.index)
-        if c.name in ("SEQ_IN_PTR", "SEQ_OUT_PTR"):
-            self._seq_ptr(c)
-        elif name == "KEY":
-            self._key(c)
-        elif name == "LOAD":
-            self._load(c)
-        elif name == "STORE":
-            self._store(c)
-        elif name == "FIFO_LOAD":
-            self._fifo_load(c)
-        elif name == "FIFO_STORE":
-            self._fifo_store(c)
-        elif name == "OPERATION":
-            self._operation(c)
-        elif name == "JUMP":
-            return self._jump(c)
-        else:
+        run = _RUNS.get(c.name)
+        if run is None:
+            name = c.name.removeprefix("SEQ_")
             raise fail(INVALID.get(name, DECO_INVALID_COMMAND), c.index)
-        return None
+        return run(self, c)
 
     # ------------------------------------------------------------------ OPERATION
 
@@ -273,6 +260,25 @@ class _Deco(JobState):
             status.SRC_JUMP_HALT_USER if f["type"] == "halt-user" else status.SRC_JUMP_HALT_COND
         )
         raise JobStop((source << 28) | (c.index << 8) | user)
+
+
+#: The method that runs each command the model executes, by the decoder's name for it.
+_RUNS: dict[str, Callable[[_Deco, Command], int | None]] = {
+    "SEQ_IN_PTR": _Deco._seq_ptr,
+    "SEQ_OUT_PTR": _Deco._seq_ptr,
+    "KEY": _Deco._key,
+    "SEQ_KEY": _Deco._key,
+    "LOAD": _Deco._load,
+    "SEQ_LOAD": _Deco._load,
+    "STORE": _Deco._store,
+    "SEQ_STORE": _Deco._store,
+    "FIFO_LOAD": _Deco._fifo_load,
+    "SEQ_FIFO_LOAD": _Deco._fifo_load,
+    "FIFO_STORE": _Deco._fifo_store,
+    "SEQ_FIFO_STORE": _Deco._fifo_store,
+    "OPERATION": _Deco._operation,
+    "JUMP": _Deco._jump,
+}
 
 
 def run_job(desc_addr: int, ctx: JobContext) -> JobResult:

@@ -19,19 +19,10 @@ __all__ = ["ALGORITHMS", "Algorithm", "RunningHash"]
 
 COUNT_BYTES = 8
 _M32 = 0xFFFF_FFFF
-_M64 = 0xFFFF_FFFF_FFFF_FFFF
 
 
 def _rol32(x: int, n: int) -> int:
     return ((x << n) | (x >> (32 - n))) & _M32
-
-
-def _ror32(x: int, n: int) -> int:
-    return ((x >> n) | (x << (32 - n))) & _M32
-
-
-def _ror64(x: int, n: int) -> int:
-    return ((x >> n) | (x << (64 - n))) & _M64
 
 
 # ---------------------------------------------------------------------- MD5 (RFC 1321)
@@ -95,7 +86,7 @@ def _sha1_compress(state: list[int], block: bytes) -> None:
         state[i] = (state[i] + v) & _M32
 
 
-# ---------------------------------------------------------------------- SHA-256 / SHA-224
+# ---------------------------------------------------------------------- SHA-2 (SHA-224 to SHA-512)
 
 
 def _primes(n: int) -> list[int]:
@@ -130,45 +121,59 @@ _K256 = tuple(_frac_root(p, 3, 32) for p in _PRIMES[:64])
 _K512 = tuple(_frac_root(p, 3, 64) for p in _PRIMES[:80])
 
 
-def _sha256_compress(state: list[int], block: bytes) -> None:
-    w = list(struct.unpack(">16I", block))
-    for t in range(16, 64):
-        s0 = _ror32(w[t - 15], 7) ^ _ror32(w[t - 15], 18) ^ (w[t - 15] >> 3)
-        s1 = _ror32(w[t - 2], 17) ^ _ror32(w[t - 2], 19) ^ (w[t - 2] >> 10)
-        w.append((w[t - 16] + s0 + w[t - 7] + s1) & _M32)
+@dataclass(frozen=True)
+class _Sha2Rounds:
+    """What SHA-256 and SHA-512 compression differ in: word size, constants, rotation amounts.
+
+    Both run the same rounds (FIPS 180-4 sections 6.2.2 and 6.4.2) over their own words.
+    """
+
+    word_bits: int
+    block_format: str  # struct format of the 16 message words
+    k: tuple[int, ...]  # one constant per round
+    sigma0: tuple[int, int, int]  # of w[t-15] in the schedule: two rotations, then a shift
+    sigma1: tuple[int, int, int]  # of w[t-2] in the schedule: two rotations, then a shift
+    big_sigma0: tuple[int, int, int]  # of a in each round: three rotations
+    big_sigma1: tuple[int, int, int]  # of e in each round: three rotations
+
+
+_SHA256_ROUNDS = _Sha2Rounds(32, ">16I", _K256, (7, 18, 3), (17, 19, 10), (2, 13, 22), (6, 11, 25))
+_SHA512_ROUNDS = _Sha2Rounds(64, ">16Q", _K512, (1, 8, 7), (19, 61, 6), (28, 34, 39), (14, 18, 41))
+
+
+def _sha2_compress(r: _Sha2Rounds, state: list[int], block: bytes) -> None:
+    bits = r.word_bits
+    mask = (1 << bits) - 1
+
+    def ror(x: int, n: int) -> int:
+        return ((x >> n) | (x << (bits - n))) & mask
+
+    sig0, sig1, big0, big1 = r.sigma0, r.sigma1, r.big_sigma0, r.big_sigma1
+    w = list(struct.unpack(r.block_format, block))
+    for t in range(16, len(r.k)):
+        x, y = w[t - 15], w[t - 2]
+        s0 = ror(x, sig0[0]) ^ ror(x, sig0[1]) ^ (x >> sig0[2])
+        s1 = ror(y, sig1[0]) ^ ror(y, sig1[1]) ^ (y >> sig1[2])
+        w.append((w[t - 16] + s0 + w[t - 7] + s1) & mask)
     a, b, c, d, e, f, g, h = state
-    for t in range(64):
-        s1 = _ror32(e, 6) ^ _ror32(e, 11) ^ _ror32(e, 25)
+    for t, k in enumerate(r.k):
+        s1 = ror(e, big1[0]) ^ ror(e, big1[1]) ^ ror(e, big1[2])
         ch = (e & f) ^ (~e & g)
-        t1 = h + s1 + ch + _K256[t] + w[t]
-        s0 = _ror32(a, 2) ^ _ror32(a, 13) ^ _ror32(a, 22)
+        t1 = h + s1 + ch + k + w[t]
+        s0 = ror(a, big0[0]) ^ ror(a, big0[1]) ^ ror(a, big0[2])
         maj = (a & b) ^ (a & c) ^ (b & c)
-        h, g, f, e = g, f, e, (d + t1) & _M32
-        d, c, b, a = c, b, a, (t1 + s0 + maj) & _M32
+        h, g, f, e = g, f, e, (d + t1) & mask
+        d, c, b, a = c, b, a, (t1 + s0 + maj) & mask
     for i, v in enumerate((a, b, c, d, e, f, g, h)):
-        state[i] = (state[i] + v) & _M32
+        state[i] = (state[i] + v) & mask
 
 
-# ---------------------------------------------------------------------- SHA-512 / SHA-384
+def _sha256_compress(state: list[int], block: bytes) -> None:
+    _sha2_compress(_SHA256_ROUNDS, state, block)
 
 
 def _sha512_compress(state: list[int], block: bytes) -> None:
-    w = list(struct.unpack(">16Q", block))
-    for t in range(16, 80):
-        s0 = _ror64(w[t - 15], 1) ^ _ror64(w[t - 15], 8) ^ (w[t - 15] >> 7)
-        s1 = _ror64(w[t - 2], 19) ^ _ror64(w[t - 2], 61) ^ (w[t - 2] >> 6)
-        w.append((w[t - 16] + s0 + w[t - 7] + s1) & _M64)
-    a, b, c, d, e, f, g, h = state
-    for t in range(80):
-        s1 = _ror64(e, 14) ^ _ror64(e, 18) ^ _ror64(e, 41)
-        ch = (e & f) ^ (~e & g)
-        t1 = h + s1 + ch + _K512[t] + w[t]
-        s0 = _ror64(a, 28) ^ _ror64(a, 34) ^ _ror64(a, 39)
-        maj = (a & b) ^ (a & c) ^ (b & c)
-        h, g, f, e = g, f, e, (d + t1) & _M64
-        d, c, b, a = c, b, a, (t1 + s0 + maj) & _M64
-    for i, v in enumerate((a, b, c, d, e, f, g, h)):
-        state[i] = (state[i] + v) & _M64
+    _sha2_compress(_SHA512_ROUNDS, state, block)
 
 
 # ---------------------------------------------------------------------- the algorithms

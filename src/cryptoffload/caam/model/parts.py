@@ -23,7 +23,7 @@ Chosen here, not given by any source found (a driver should read them, never ass
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from cryptoffload.caam import regs
@@ -58,31 +58,25 @@ def _pack(values: Mapping[str, int], fields: Mapping[str, int]) -> int:
 
 
 def _id_registers(
-    *,
-    era: int,
-    byteorder: str,
-    job_rings: int,
-    decos: int,
-    aesa: int,
-    mdha: int,
-    rngs: int,
-    pkha: int,
-    pkha_version: int,
-    ip_id: int,
-    major: int,
-    minor: int,
-    long_pointers: bool,
+    part: Part, *, ip_id: int, major: int, minor: int, long_pointers: bool
 ) -> Mapping[int, int]:
-    counts = {"AES": aesa, "MD": mdha, "RNG": rngs, "PK": pkha, "DECO": decos, "JR": job_rings}
-    versions = {"AES": regs.AES_HP, "MD": regs.MD_HP, "RNG": regs.RNG4, "PK": pkha_version}
+    counts = {
+        "AES": part.aesa,
+        "MD": part.mdha,
+        "RNG": part.rngs,
+        "PK": part.pkha,
+        "DECO": part.decos,
+        "JR": part.job_rings,
+    }
+    versions = {"AES": regs.AES_HP, "MD": regs.MD_HP, "RNG": regs.RNG4, "PK": part.pkha_version}
     revisions = {name: 1 for name in ("AES", "MD", "RNG", "PK") if counts[name]}
     values = {
         regs.CRNR_MS: _pack(revisions, regs.MS_FIELDS),
         regs.CRNR_LS: _pack(revisions, regs.LS_FIELDS),
         regs.CTPR_MS: regs.CTPR_MS_PS if long_pointers else 0,
         regs.CTPR_LS: 0,
-        regs.CSTA: regs.CSTA_PLEND if byteorder == "big" else 0,
-        regs.CCBVID: (era & 0xFF) << 24,
+        regs.CSTA: regs.CSTA_PLEND if part.byteorder == "big" else 0,
+        regs.CCBVID: (part.era & 0xFF) << 24,
         regs.CHAVID_MS: _pack(versions, regs.MS_FIELDS),
         regs.CHAVID_LS: _pack(versions, regs.LS_FIELDS),
         regs.CHANUM_MS: _pack(counts, regs.MS_FIELDS),
@@ -112,22 +106,7 @@ def _part(
     minor: int,
     sec: bool = True,
 ) -> Part:
-    ids = _id_registers(
-        era=era,
-        byteorder=byteorder,
-        job_rings=job_rings,
-        decos=decos,
-        aesa=aesa,
-        mdha=mdha,
-        rngs=rngs,
-        pkha=pkha,
-        pkha_version=pkha_version,
-        ip_id=ip_id,
-        major=major,
-        minor=minor,
-        long_pointers=not imx,
-    )
-    return Part(
+    part = Part(
         name=name,
         svr=svr,
         sec=sec,
@@ -142,8 +121,12 @@ def _part(
         pkha_version=pkha_version,
         builtin_curves=imx,
         allow_prehashed_flag=imx,
-        id_registers=ids if sec else MappingProxyType({}),
+        id_registers=MappingProxyType({}),
     )
+    if not sec:
+        return part
+    ids = _id_registers(part, ip_id=ip_id, major=major, minor=minor, long_pointers=not imx)
+    return replace(part, id_registers=ids)
 
 
 _T2080 = dict(

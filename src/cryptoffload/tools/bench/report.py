@@ -271,3 +271,36 @@ def sweep_markdown(result: dict[str, Any]) -> str:
     for c in result.get("crossovers", []):
         lines.append(f"- {c['algorithm']} {c['operation']} on {c['engine']}: {_crossover_text(c)}")
     return "\n".join(lines) + "\n"
+
+
+def print_tls13(result: dict[str, Any], console: Console) -> None:
+    """Estimated TLS 1.3 server handshakes/s and record MiB/s per engine, then what they count."""
+    table = Table(title="TLS 1.3 server view (estimated from measured pieces)")
+    for col in (
+        "engine",
+        "handshakes/s ECDSA-P256",
+        "handshakes/s RSA-2048",
+        "records 1400 B MiB/s",
+        "records 16 KiB MiB/s",
+        "offloaded ops",
+    ):
+        table.add_column(col, justify="left" if col in ("engine", "offloaded ops") else "right")
+    for e in result["engines"]:
+        hs, rec = e["handshakes_per_s"], e["records_mib_per_s"]
+        offloaded = ", ".join(f"{k} x{v}" for k, v in e["offloaded_ops"].items()) or (
+            "-" if e["engine"] == "software" else "none"
+        )
+        table.add_row(
+            e["engine"],
+            f"{hs['ecdhe-p256+ecdsa-p256']:,.1f}",
+            f"{hs['ecdhe-p256+rsa-2048']:,.1f}",
+            f"{rec['1400']:,.1f}",
+            f"{rec['16384']:,.1f}",
+            offloaded,
+        )
+    console.print(table)
+    console.print(
+        "handshake = ECDHE P-256 keygen + agree, one signature, "
+        f"{result['settings']['key_schedule_hmacs']} HMAC-SHA256 (key schedule); server side, "
+        "one core"
+    )

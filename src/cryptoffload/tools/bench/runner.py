@@ -20,9 +20,9 @@ TAKE_ALL = Policy(min_size={"*": 0})
 Progress = Callable[[str], None]
 
 
-def engine_providers(engines: Sequence[Any], policy: Policy | None) -> list[Provider]:
-    """One provider per engine (software behind it), so each row has one engine to credit."""
-    return [Provider([engine], policy=policy or TAKE_ALL) for engine in engines]
+def row_providers(engines: Sequence[Any], policy: Policy | None) -> list[Provider]:
+    """Software alone, then one provider per engine (software behind it): one engine per row."""
+    return [Provider([]), *(Provider([engine], policy=policy or TAKE_ALL) for engine in engines)]
 
 
 def _activity(provider: Provider, name: str, alg: str, before: dict) -> dict[str, Any]:
@@ -148,16 +148,13 @@ def run(
     extra_settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Software row then one row per engine, for every case; the JSON report."""
-    software = Provider([])
-    providers = engine_providers(engines, policy)
+    providers = row_providers(engines, policy)
     harness = harness_seconds_per_call()
     rows: list[dict[str, Any]] = []
     for case in cases:
-        rows += measure_case(
-            case, (software, *providers), block, seconds, trials, harness, with_cpu, progress
-        )
+        rows += measure_case(case, providers, block, seconds, trials, harness, with_cpu, progress)
     add_speedups(rows)
-    described = Provider(list(engines)) if engines else software
+    described = Provider(list(engines)) if engines else providers[0]
     return {
         "machine": machine.describe(described),
         "settings": {
@@ -166,7 +163,7 @@ def run(
             "trials": trials,
             "cpu": with_cpu,
             "policy": "configured" if policy is not None else "take-all",
-            "engines": [SOFTWARE, *(p.engines[0].name for p in providers)],
+            "engines": [p.engines[0].name for p in providers],
             "algorithms": [c.label for c in cases],
             "harness_ns_per_call": round(harness * 1e9, 1),
             "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

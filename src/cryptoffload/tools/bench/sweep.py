@@ -8,9 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from cryptoffload.policy import Policy
-from cryptoffload.provider import SOFTWARE, Provider
 from cryptoffload.tools.bench.cases import Case
-from cryptoffload.tools.bench.runner import Progress, add_speedups, engine_providers, measure_case
+from cryptoffload.tools.bench.runner import Progress, add_speedups, measure_case, row_providers
 from cryptoffload.tools.bench.timing import harness_seconds_per_call
 
 #: The QorIQ article's sweep: 64 B, 256 B, ~1400 B (a TLS record over Ethernet), 16 KiB.
@@ -50,15 +49,14 @@ def run(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Rows for every case, engine and size; crossovers per case and engine."""
-    software = Provider([])
-    providers = engine_providers(engines, policy)
+    providers = row_providers(engines, policy)
     harness = harness_seconds_per_call()
     rows: list[dict[str, Any]] = []
     for case in cases:
         for size in sizes if case.bulk else sizes[:1]:
             rows += measure_case(
                 case,
-                (software, *providers),
+                providers,
                 size,
                 seconds,
                 trials,
@@ -70,7 +68,7 @@ def run(
     add_speedups(rows)
     crossovers = []
     for case in cases:
-        for provider in providers:
+        for provider in providers[1:]:  # software's row is the baseline, not a curve
             name = provider.engines[0].name
             points = [
                 (r["block"], r["speedup"])
@@ -93,7 +91,7 @@ def run(
             "sizes": list(sizes),
             "time": seconds,
             "trials": trials,
-            "engines": [SOFTWARE, *(p.engines[0].name for p in providers)],
+            "engines": [p.engines[0].name for p in providers],
             "algorithms": [c.label for c in cases],
             "harness_ns_per_call": round(harness * 1e9, 1),
         },

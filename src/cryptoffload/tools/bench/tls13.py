@@ -23,7 +23,7 @@ from cryptoffload.names import HASH_CLASSES
 from cryptoffload.policy import Policy
 from cryptoffload.provider import SOFTWARE, Provider
 from cryptoffload.tools.bench.cases import _ec_key, _rsa_key
-from cryptoffload.tools.bench.runner import TAKE_ALL, Progress, engine_providers
+from cryptoffload.tools.bench.runner import Progress, row_providers
 from cryptoffload.tools.bench.timing import measure, summarize
 
 #: HMAC-SHA256 calls in one server handshake's key schedule (extracts, expands, Finished).
@@ -73,7 +73,7 @@ def run(
 ) -> dict[str, Any]:
     """Per engine: seconds per handshake piece, handshakes/s, record MiB/s, offload shares."""
     results = []
-    for provider in (Provider([]), *engine_providers(engines, policy or TAKE_ALL)):
+    for provider in row_providers(engines, policy):
         name = provider.engines[0].name
         before = provider.counters.snapshot()
         cost: dict[str, float] = {}

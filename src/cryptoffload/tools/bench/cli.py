@@ -1,0 +1,308 @@
+"""The `cryptoffload bench`, `sweep` and `compare` commands: their options and handlers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from cryptoffload.policy import Policy
+from cryptoffload.provider import default_provider
+
+_BLOCKS = {"1k": 1024, "4k": 4096, "16k": 16384, "64k": 65536, "1m": 1 << 20}
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Register ``bench``, ``sweep`` and ``compare`` on the main parser's subparsers."""
+    _add_bench(subparsers)
+    _add_sweep(subparsers)
+    _add_compare(subparsers)
+
+
+def comma_list(text: str) -> list[str]:
+    """Comma-separated items; commas inside parentheses stay, so a kernel template driver
+    such as ``afalg:gcm_base(ctr(aes-generic),ghash-generic)`` is one item."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [part.strip() for part in parts if part.strip()]
+
+
+def _block_size(text: str) -> int:
+    value = _BLOCKS.get(text.lower())
+    if value is None:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"block size must be one of {', '.join(_BLOCKS)} or a number of bytes, got {text!r}"
+            ) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"block size must be positive, got {value}")
+    return value
+
+
+def _block_sizes(text: str) -> list[int]:
+    return [_block_size(part) for part in comma_list(text)]
+
+
+def _add_bench(sub: Any) -> None:
+    p = sub.add_parser("bench", help="software and engine rows side by side (the main job)")
+    p.add_argument(
+        "--algs",
+        type=comma_list,
+        metavar="LIST",
+        help="comma-separated algorithm names or globs (default: the articles' set)",
+    )
+    p.add_argument(
+        "--engines",
+        type=comma_list,
+        metavar="LIST",
+        help="comma-separated engine specs (default: every engine found)",
+    )
+    p.add_argument(
+        "--block",
+        type=_block_size,
+        default=16384,
+        metavar="SIZE",
+        help="bulk buffer size: 1k, 4k, 16k (default), 64k, 1m or bytes",
+    )
+    p.add_argument(
+        "--embedded", action="store_true", help="1 KiB blocks, like the embedded benchmark"
+    )
+    p.add_argument(
+        "--time", type=float, default=0.25, metavar="S", help="seconds per trial (default 0.25)"
+    )
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=3,
+        metavar="N",
+        help="trials per row; the median is shown (default 3)",
+    )
+    p.add_argument("--cpu", action="store_true", help="wall, user and sys time per row")
+    p.add_argument(
+        "--variants",
+        action="store_true",
+        help="add software rows with the CPU's crypto extensions masked",
+    )
+    p.add_argument(
+        "--use-policy",
+        action="store_true",
+        help="apply the configured policy to engine rows (default: engines take all)",
+    )
+    p.add_argument("--format", choices=("table", "md", "csv", "json"), default="table")
+    p.add_argument("--out", metavar="FILE", help="write the report here (JSON for table format)")
+    p.add_argument(
+        "--workload",
+        choices=("tls13",),
+        help="an application view instead of rows: tls13 handshakes and records",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_bench)
+
+
+def _add_sweep(sub: Any) -> None:
+    p = sub.add_parser("sweep", help="throughput against buffer size, and the crossover")
+    p.add_argument(
+        "--sizes",
+        type=_block_sizes,
+        default=[64, 256, 1400, 16384],
+        metavar="LIST",
+        help="comma-separated sizes in bytes (or 1k, 16k...); default 64,256,1400,16384",
+    )
+    p.add_argument(
+        "--algs",
+        type=comma_list,
+        metavar="LIST",
+        help="bulk algorithms (default: aes-128-gcm, aes-128-cbc, sha256, sha384)",
+    )
+    p.add_argument(
+        "--engines", type=comma_list, metavar="LIST", help="engine specs (default: found)"
+    )
+    p.add_argument("--time", type=float, default=0.2, metavar="S", help="seconds per trial")
+    p.add_argument("--trials", type=int, default=3, metavar="N", help="trials per point")
+    p.add_argument("--use-policy", action="store_true", help="apply the configured policy")
+    p.add_argument("--plot", metavar="FILE.png", help="draw throughput against size")
+    p.add_argument("--format", choices=("table", "md", "csv", "json"), default="table")
+    p.add_argument("--out", metavar="FILE", help="write the report here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_sweep)
+
+
+def _add_compare(sub: Any) -> None:
+    p = sub.add_parser("compare", help="row-by-row changes between two saved bench runs")
+    p.add_argument("before", help="bench JSON (from --format json or --out)")
+    p.add_argument("after", help="bench JSON to compare with it")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_compare)
+
+
+def _engines_to_measure(specs: list[str] | None) -> list[Any]:
+    """Engines for bench rows: those named (software is always measured), else the ones found."""
+    from cryptoffload import engines as registry
+
+    if specs is None:
+        provider = default_provider()
+        return [e for e in provider.engines if e.name != "software"]
+    return [registry.from_spec(s) for s in specs if s != "software"]
+
+
+def _row_policy(args: argparse.Namespace) -> Policy | None:
+    """The configured policy with --use-policy; None lets engine rows take every operation."""
+    return default_provider().policy if args.use_policy else None
+
+
+def _emit(text: str, out: str | None) -> None:
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+def cmd_bench(args: argparse.Namespace, console: Console) -> int:
+    """``bench``: software and engine rows, or with ``--workload tls13`` the TLS 1.3 view."""
+    from cryptoffload.tools.bench import cases, report, runner
+    from cryptoffload.tools.bench.progress import progress_on_stderr
+
+    if args.workload == "tls13":
+        return _bench_tls13(args, console)
+    block = 1024 if args.embedded else args.block
+    selected = cases.select(args.algs)
+    engines = _engines_to_measure(args.engines)
+    with progress_on_stderr(len(selected) * (len(engines) + 1), args.quiet) as step:
+        result = runner.run(
+            selected,
+            engines,
+            block,
+            args.time,
+            args.trials,
+            with_cpu=args.cpu,
+            policy=_row_policy(args),
+            progress=step,
+        )
+    if args.variants:
+        from cryptoffload.tools.bench import variants
+
+        if not args.quiet:
+            Console(stderr=True).print("running software variants with crypto extensions masked...")
+        labels = [c.label for c in selected]
+        result["rows"] += variants.run_variant(labels, block, args.time, args.trials)
+        runner.add_speedups(result["rows"])
+        result["rows"].sort(key=lambda r: _row_order(r, labels))
+        result["settings"]["variants"] = True
+    if args.format == "table":
+        if args.out:
+            _emit(report.json_text(result), args.out)
+        report.print_table(result, console)
+    else:
+        _emit(report.render(result, args.format), args.out)
+    return 0
+
+
+def _row_order(row: dict[str, Any], labels: list[str]) -> tuple:
+    """Rows of one case together, by block, software before its variants before engines."""
+    label = f"{row['algorithm']} {row['operation']}"
+    engine = row["engine"]
+    rank = 0 if engine == "software" else 1 if engine.startswith("software:") else 2
+    return (labels.index(label) if label in labels else len(labels), row["block"] or 0, rank)
+
+
+def _bench_tls13(args: argparse.Namespace, console: Console) -> int:
+    from cryptoffload.tools.bench import machine, report, tls13
+    from cryptoffload.tools.bench.progress import progress_on_stderr
+
+    engines = _engines_to_measure(args.engines)
+    total = (len(engines) + 1) * (4 + len(tls13.RECORD_SIZES))
+    with progress_on_stderr(total, args.quiet) as step:
+        result = tls13.run(engines, args.time, args.trials, policy=_row_policy(args), progress=step)
+    result["machine"] = machine.describe()
+    if args.format == "json" or args.out:
+        _emit(json.dumps(result, indent=2) + "\n", args.out)
+        if args.format == "json":
+            return 0
+    report.print_tls13(result, console)
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
+    """``sweep``: bulk throughput against buffer size, and where offload starts to pay."""
+    from cryptoffload.tools.bench import cases, report, sweep
+    from cryptoffload.tools.bench.progress import progress_on_stderr
+
+    selected = (
+        [c for c in cases.select(args.algs) if c.bulk]
+        if args.algs
+        else cases.select(
+            ["aes-128-gcm encrypt", "aes-128-cbc encrypt", "sha256 digest", "sha384 digest"]
+        )
+    )
+    if not selected:
+        raise ValueError("sweep measures bulk algorithms (ciphers, hashes, MACs); none selected")
+    engines = _engines_to_measure(args.engines)
+    total = len(selected) * len(args.sizes) * (len(engines) + 1)
+    with progress_on_stderr(total, args.quiet) as step:
+        result = sweep.run(
+            selected,
+            engines,
+            args.sizes,
+            args.time,
+            args.trials,
+            policy=_row_policy(args),
+            progress=step,
+        )
+    if args.plot:
+        from cryptoffload.tools.bench.plot import plot_sweep
+
+        plot_sweep(result, args.plot)
+    if args.format == "json" or (args.format == "table" and args.out):
+        _emit(report.json_text(result), args.out)
+        if args.format == "json":
+            return 0
+    elif args.format in ("md", "csv"):
+        _emit(
+            report.render({**result, "machine": {}, "settings": {"cpu": False}}, args.format)
+            if args.format == "csv"
+            else report.sweep_markdown(result),
+            args.out,
+        )
+        return 0
+    report.print_sweep(result, console)
+    if args.plot:
+        console.print(f"plot written to {args.plot}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    """``compare``: row-by-row changes between two saved bench runs."""
+    from cryptoffload.tools.bench import report
+
+    runs = []
+    for path in (args.before, args.after):
+        with open(path, encoding="utf-8") as f:
+            try:
+                data = json.load(f)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path} is not JSON: {exc}") from None
+        if not isinstance(data, dict) or "rows" not in data:
+            raise ValueError(f"{path} is not a saved bench run (no 'rows')")
+        runs.append(data)
+    changes = report.compare(*runs)
+    if args.json:
+        print(json.dumps(changes, indent=2))
+    else:
+        report.print_comparison(changes, console)
+    if not changes:
+        console.print("no rows in common between the two runs")
+    return 0
