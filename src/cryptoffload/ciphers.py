@@ -190,11 +190,11 @@ class _ChainedContext:
         "_chain",
         "_done",
         "_encrypt",
+        "_held",
         "_key",
         "_kind",
         "_lane",
         "_mode",
-        "_pending",
     )
 
     def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
@@ -211,7 +211,7 @@ class _ChainedContext:
             self._chain = bytes(cipher.mode.nonce)
         else:
             self._chain = bytes(cipher.mode.initialization_vector)
-        self._pending = b""
+        self._held = b""
         self._done = False
 
     def update(self, data: bytes) -> bytes:
@@ -220,20 +220,20 @@ class _ChainedContext:
     def _update(self, data: Any) -> bytes:
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")
-        held = len(self._pending)
+        held = len(self._held)
         # Nothing held and whole blocks (the usual case): send the caller's buffer as it is.
-        buf = data if not held and len(data) % 16 == 0 else self._pending + bytes(data)
+        buf = data if not held and len(data) % 16 == 0 else self._held + bytes(data)
         full = len(buf) - len(buf) % 16
         mode = self._mode
         if mode in ("ecb", "cbc"):
             if full == 0:
-                self._pending = bytes(buf)
+                self._held = bytes(buf)
                 return b""
             out = self._run(buf if full == len(buf) else buf[:full])
             if mode == "cbc":
                 chain = out[full - 16 : full] if self._encrypt else buf[full - 16 : full]
                 self._chain = bytes(chain)  # never a view of the caller's buffer
-            self._pending = bytes(buf[full:])
+            self._held = bytes(buf[full:])
             return out
         if not buf:
             return b""
@@ -247,7 +247,7 @@ class _ChainedContext:
                 self._chain = last_out if self._encrypt else last_in
             else:  # ofb: the keystream block is what was XORed in
                 self._chain = bytes(a ^ b for a, b in zip(last_in, last_out, strict=True))
-        self._pending = bytes(buf[full:])
+        self._held = bytes(buf[full:])
         return out[held:] if held else out
 
     def _run(self, data: bytes) -> bytes:
@@ -269,9 +269,9 @@ class _ChainedContext:
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")
         self._done = True
-        if self._mode in ("ecb", "cbc") and self._pending:
+        if self._mode in ("ecb", "cbc") and self._held:
             raise ValueError(
                 f"{self._mode.upper()} data must come to a multiple of 16 bytes "
-                f"({len(self._pending)} bytes left over; no padding is applied)"
+                f"({len(self._held)} bytes left over; no padding is applied)"
             )
         return b""

@@ -202,15 +202,22 @@ def _aead_op(op: Any) -> None:
 
 
 def _mac_op(op: Any) -> None:
-    byteslike("data", op.data)
+    data, key = op.data, op.key
+    if data.__class__ not in _BUFFERS:
+        byteslike("data", data)
     kind = op.alg[:4]
     if kind == "hmac":
-        byteslike("key", op.key)
+        if key.__class__ not in _BUFFERS:
+            byteslike("key", key)
         return
-    aes_key(op.key)
+    if key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
+        aes_key(key)
     if kind == "gmac":
-        gcm_nonce(op.iv)
-        gcm_tag_length(op.tag_length)
+        iv = op.iv
+        if iv.__class__ is not bytes or not 8 <= len(iv) <= 128:
+            gcm_nonce(iv)
+        if op.tag_length not in GCM_TAG_SIZES:
+            gcm_tag_length(op.tag_length)
 
 
 def _rsa_public_numbers(op: Any) -> Any:

@@ -737,3 +737,41 @@ def fail_records(records: Iterable[Record]) -> list[Record]:
         for r in records
         if r.get("fail") is True or r.get("result") is False or r.get("valid") is False
     ]
+
+
+@_copied
+def ecdsa_rfc6979_vectors() -> list[Record]:
+    """RFC 6979 deterministic ECDSA signatures on the prime curves (OpenSSL's evp test file).
+
+    Each record: ``curve`` (``P-192``...), ``hash`` (our name), ``key_pem`` (PKCS#8 PEM bytes),
+    ``msg`` (bytes) and ``signature`` (DER bytes). Binary-field curves are left out.
+    """
+    text = vector_path("asymmetric/ECDSA/RFC6979/evppkey_ecdsa_rfc6979.txt").read_text("ascii")
+    keys: dict[str, bytes] = {}
+    for name, pem in re.findall(
+        r"^PrivateKey=(\S+)\n(-----BEGIN PRIVATE KEY-----.*?-----END PRIVATE KEY-----)",
+        text,
+        flags=re.M | re.S,
+    ):
+        keys[name] = pem.encode("ascii") + b"\n"
+    records: list[Record] = []
+    for block in text.split("\n\n"):
+        fields = dict(
+            line.split(" = ", 1) for line in block.splitlines() if " = " in line and line[0] != "#"
+        )
+        if "DigestSign" not in fields or fields.get("NonceType") != "deterministic":
+            continue
+        key_name = fields["Key"]
+        curve = key_name.rsplit("_", 1)[0]
+        if not _PRIME_CURVE.match(curve):
+            continue
+        records.append(
+            {
+                "curve": curve,
+                "hash": _hash_name(fields["DigestSign"]),
+                "key_pem": keys[key_name],
+                "msg": fields["Input"].strip('"').encode("ascii"),
+                "signature": bytes.fromhex(fields["Output"]),
+            }
+        )
+    return records

@@ -1,0 +1,135 @@
+"""The layers, read from the imports: tools -> primitives -> provider -> engines -> blocks.
+
+Primitives reach the provider through its public surface (``resolve``, ``Provider.lane``, the
+Lane's methods) and never through a private name of the provider or the counters; engines and
+building blocks import nothing above them.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+import cryptoffload
+
+PACKAGE = pathlib.Path(cryptoffload.__file__).parent
+PRIMITIVES = (
+    "aead",
+    "ciphers",
+    "hashes",
+    "hmac",
+    "cmac",
+    "gmac",
+    "rsa",
+    "ec",
+    "dh",
+    "serialization",
+    "drbg",
+    "_keys",
+    "_stream",
+)
+CORE = ("ops", "provider", "policy", "counters", "validate", "names", "errors")
+#: Members of the provider's and counters' insides that a primitive once read directly.
+PRIVATE_MEMBERS = frozenset(
+    {"_direct", "_routes", "_lanes", "_routed", "_misses", "_default", "_current", "_sw_cells"}
+    | {"pending", "_pending", "fold", "_cell", "FOLD_AT"}
+)
+
+
+def _module_tree(name: str) -> ast.Module:
+    path = PACKAGE.joinpath(*name.split(".")).with_suffix(".py")
+    if not path.exists():
+        path = PACKAGE.joinpath(*name.split("."), "__init__.py")
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def _imports(tree: ast.Module) -> list[tuple[str, str | None, str]]:
+    """(module imported from, name or None, alias) for every cryptoffload import."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cryptoffload"):
+            for alias in node.names:
+                found.append((node.module, alias.name, alias.asname or alias.name))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("cryptoffload"):
+                    found.append((alias.name, None, alias.asname or alias.name))
+    return found
+
+
+def _modules_under(folder: str) -> list[str]:
+    root = PACKAGE / folder
+    names = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def _targets(imports: list[tuple[str, str | None, str]]) -> set[str]:
+    """The cryptoffload modules (relative names) that a module's imports reach."""
+    out = set()
+    for module, name, _ in imports:
+        rel = module.removeprefix("cryptoffload").lstrip(".")
+        if not rel and name is not None:
+            rel = name  # from cryptoffload import provider
+        if rel:
+            out.add(rel)
+    return out
+
+
+@pytest.mark.parametrize("module", PRIMITIVES)
+def test_primitives_use_no_private_name_of_the_provider_or_counters(module):
+    tree = _module_tree(module)
+    imports = _imports(tree)
+    aliases = set()
+    for source, name, alias in imports:
+        inner = source in ("cryptoffload.provider", "cryptoffload.counters")
+        whole = source == "cryptoffload" and name in ("provider", "counters")
+        if inner:
+            assert not (name or "").startswith("_"), f"{module} imports {source}.{name}"
+        if whole or (name is None and inner):
+            aliases.add(alias)
+    assert "counters" not in _targets(imports), f"{module} reaches into the counters"
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in aliases:
+            assert not node.attr.startswith("_"), f"{module} reads provider.{node.attr}"
+        assert node.attr not in PRIVATE_MEMBERS, f"{module} reads .{node.attr}"
+
+
+@pytest.mark.parametrize("module", _modules_under("engines"))
+def test_engines_import_no_primitive_provider_or_tool(module):
+    allowed = {"errors", "names", "ops", "modes"}
+    for target in _targets(_imports(_module_tree(module))):
+        top = target.split(".")[0]
+        assert top in allowed or top in ("engines", "blocks"), f"{module} imports {target}"
+
+
+@pytest.mark.parametrize("module", _modules_under("blocks"))
+def test_building_blocks_import_only_building_blocks_and_names(module):
+    for target in _targets(_imports(_module_tree(module))):
+        top = target.split(".")[0]
+        assert top in ("blocks", "names", "errors"), f"{module} imports {target}"
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_core_imports_no_primitive_and_no_tool(module):
+    for target in _targets(_imports(_module_tree(module))):
+        top = target.split(".")[0]
+        assert top not in PRIMITIVES and top != "tools", f"{module} imports {target}"
+
+
+def test_the_public_api_keeps_cryptographys_module_paths():
+    import importlib
+
+    for name in (*PRIMITIVES[:11], "modes", "errors"):
+        if not name.startswith("_"):
+            importlib.import_module(f"cryptoffload.{name}")
+    from cryptoffload import Policy, Provider, current, default_provider, using  # noqa: F401
+    from cryptoffload.aead import AESCCM, AESGCM  # noqa: F401
+    from cryptoffload.ciphers import Cipher, algorithms, modes  # noqa: F401
+    from cryptoffload.hashes import SHA256, Hash, digest  # noqa: F401

@@ -1,0 +1,256 @@
+"""ops.CONTRACT: the table is complete, validation follows it, primitives and engines keep to it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes as _hashes
+from cryptography.hazmat.primitives.asymmetric import dh as _dh
+from cryptography.hazmat.primitives.asymmetric import ec as _ec
+from cryptography.hazmat.primitives.asymmetric import padding
+from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
+from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
+from doubles import TakeAllEngine
+
+from cryptoffload import Policy, Provider, dh, drbg, ec, ops, rsa, validate
+from cryptoffload.aead import AESCCM, AESGCM
+from cryptoffload.ciphers import Cipher, algorithms
+from cryptoffload.cmac import CMAC
+from cryptoffload.engines.software import SoftwareEngine
+from cryptoffload.errors import Unavailable
+from cryptoffload.gmac import GMAC
+from cryptoffload.hashes import SHA256, Hash, digest
+from cryptoffload.hmac import HMAC
+from cryptoffload.modes import CBC, CFB, CTR, ECB, OFB
+
+KEY = bytes(range(16))
+RSA_KEY = _rsa.generate_private_key(65537, 2048)
+EC_KEY = _ec.generate_private_key(_ec.SECP256R1())
+EC_PEER = _ec.generate_private_key(_ec.SECP256R1()).public_key()
+DH_PARAMS = _dh.DHParameterNumbers(dh.group("ffdhe2048").p, 2).parameters()
+DH_KEY = DH_PARAMS.generate_private_key()
+DH_PEER = DH_PARAMS.generate_private_key().public_key()
+DIGEST = _hashes.Hash(_hashes.SHA256())
+DIGEST.update(b"message")
+SHA256_DIGEST = DIGEST.finalize()
+PSS = padding.PSS(padding.MGF1(_hashes.SHA256()), padding.PSS.MAX_LENGTH)
+OAEP = padding.OAEP(padding.MGF1(_hashes.SHA256()), _hashes.SHA256(), None)
+
+
+def _sealed() -> bytes:
+    return AESGCM(KEY, provider=Provider([])).encrypt(bytes(12), b"plaintext", b"aad")
+
+
+#: One valid Op of every family/kind in the contract, built by its named fields.
+SAMPLES: dict[tuple[str, str], Any] = {
+    ("cipher", "encrypt"): lambda: ops.make(
+        "cipher", "aes-128-cbc", "encrypt", key=KEY, iv=bytes(16), data=bytes(32)
+    ),
+    ("cipher", "decrypt"): lambda: ops.make(
+        "cipher", "aes-128-ecb", "decrypt", key=KEY, data=bytes(32)
+    ),
+    ("aead", "encrypt"): lambda: ops.make(
+        "aead", "aes-128-gcm", "encrypt", key=KEY, iv=bytes(12), data=b"plain", tag_length=16
+    ),
+    ("aead", "decrypt"): lambda: ops.make(
+        "aead",
+        "aes-128-gcm",
+        "decrypt",
+        key=KEY,
+        iv=bytes(12),
+        data=_sealed(),
+        aad=b"aad",
+        tag_length=16,
+    ),
+    ("hash", "digest"): lambda: ops.make("hash", "sha256", "digest", data=b"message"),
+    ("mac", "mac"): lambda: ops.make(
+        "mac", "gmac-aes-128", "mac", key=KEY, iv=bytes(12), data=b"message", tag_length=12
+    ),
+    ("rsa", "sign"): lambda: ops.make(
+        "rsa",
+        "rsa-2048-private",
+        "sign",
+        key=RSA_KEY,
+        digest=SHA256_DIGEST,
+        padding=PSS,
+        hash_alg=_hashes.SHA256(),
+    ),
+    ("rsa", "verify"): lambda: ops.make(
+        "rsa",
+        "rsa-2048-public",
+        "verify",
+        key=RSA_KEY.public_key(),
+        digest=SHA256_DIGEST,
+        signature=RSA_KEY.sign(SHA256_DIGEST, PSS, Prehashed(_hashes.SHA256())),
+        padding=PSS,
+        hash_alg=_hashes.SHA256(),
+    ),
+    ("rsa", "encrypt"): lambda: ops.make(
+        "rsa", "rsa-2048-public", "encrypt", key=RSA_KEY.public_key(), data=b"m", padding=OAEP
+    ),
+    ("rsa", "decrypt"): lambda: ops.make(
+        "rsa",
+        "rsa-2048-private",
+        "decrypt",
+        key=RSA_KEY,
+        data=RSA_KEY.public_key().encrypt(b"m", OAEP),
+        padding=OAEP,
+    ),
+    ("rsa", "raw"): lambda: ops.make("rsa", "rsa-2048-private", "raw", key=RSA_KEY, value=12345),
+    ("ecdsa", "sign"): lambda: ops.make(
+        "ecdsa",
+        "ecdsa-p256-sign",
+        "sign",
+        key=EC_KEY,
+        digest=SHA256_DIGEST,
+        hash_alg=_hashes.SHA256(),
+        deterministic=True,
+    ),
+    ("ecdsa", "verify"): lambda: ops.make(
+        "ecdsa",
+        "ecdsa-p256-verify",
+        "verify",
+        key=EC_KEY.public_key(),
+        digest=SHA256_DIGEST,
+        signature=EC_KEY.sign(SHA256_DIGEST, _ec.ECDSA(Prehashed(_hashes.SHA256()))),
+        hash_alg=_hashes.SHA256(),
+    ),
+    ("ecdh", "exchange"): lambda: ops.make(
+        "ecdh", "ecdh-p256", "exchange", key=EC_KEY, peer=EC_PEER
+    ),
+    ("dh", "exchange"): lambda: ops.make("dh", "ffdhe2048", "exchange", key=DH_KEY, peer=DH_PEER),
+    ("rng", "seed"): lambda: ops.make("rng", "drbg", "seed", length=48),
+}
+
+
+def test_the_contract_validation_and_samples_list_the_same_family_kinds():
+    checked = {(family, kind) for family, kinds in validate.OP_CHECKS.items() for kind in kinds}
+    assert set(ops.CONTRACT) == checked == set(SAMPLES)
+
+
+@pytest.mark.parametrize("key", list(ops.CONTRACT), ids=["/".join(k) for k in ops.CONTRACT])
+def test_each_entry_names_fields_its_record_class_has_and_the_field_table_explains(key):
+    entry = ops.CONTRACT[key]
+    cls = ops.OP_CLASSES[key[0]]
+    assert cls.family == key[0]
+    named = entry.required + entry.optional
+    assert len(set(named)) == len(named)
+    assert set(named) <= set(cls.FIELDS) <= set(ops.FIELDS)
+    assert entry.result and entry.returns is not None
+
+
+def test_make_refuses_unknown_kinds_unknown_fields_and_missing_required_fields():
+    with pytest.raises(ValueError, match="no cipher/transmogrify"):
+        ops.make("cipher", "aes-128-ecb", "transmogrify", key=KEY, data=bytes(16))
+    with pytest.raises(ValueError, match="no field tag"):
+        ops.make("aead", "aes-128-gcm", "decrypt", key=KEY, iv=bytes(12), data=b"", tag=b"")
+    with pytest.raises(ValueError, match="needs iv, tag_length"):
+        ops.make("aead", "aes-128-gcm", "encrypt", key=KEY, data=b"")
+
+
+def test_validation_refuses_a_kind_or_family_the_contract_does_not_list():
+    with pytest.raises(ValueError, match=r"ops\.CONTRACT"):
+        validate.validate_op(ops.CipherOp("aes-128-ecb", "sign", KEY, None, bytes(16)))
+    quantum = type("QuantumOp", (ops.CipherOp,), {"family": "quantum"})
+    with pytest.raises(ValueError, match=r"ops\.CONTRACT"):
+        validate.validate_op(quantum("aes-128-ecb", "encrypt", KEY, None, bytes(16)))
+
+
+def test_op_reprs_name_the_record_and_never_the_fields():
+    op = SAMPLES[("aead", "decrypt")]()
+    assert repr(op) == "<AeadOp aead/decrypt aes-128-gcm size=9>"
+    assert KEY.hex() not in repr(op) and repr(KEY) not in repr(op)
+
+
+# -- every in-tree engine answers with the documented type, or declines --------------------------
+
+IN_TREE_ENGINES = {"software": SoftwareEngine}
+
+
+@pytest.mark.parametrize("engine_name", list(IN_TREE_ENGINES))
+@pytest.mark.parametrize("key", list(SAMPLES), ids=["/".join(k) for k in SAMPLES])
+def test_in_tree_engines_answer_each_family_kind_with_the_documented_type_or_decline(
+    engine_name, key
+):
+    engine = IN_TREE_ENGINES[engine_name]()
+    op = SAMPLES[key]()
+    validate.validate_op(op)
+    entry = ops.CONTRACT[key]
+    try:
+        result = engine.run(op)
+    except Unavailable:
+        return
+    assert isinstance(result, entry.returns), entry.result
+    if key == ("aead", "encrypt"):
+        assert len(result) == len(op.data) + op.tag_length
+    if key == ("aead", "decrypt"):
+        assert result == b"plaintext"
+    if key == ("rng", "seed"):
+        assert len(result) == op.length
+
+
+def test_a_failed_check_is_an_answer_the_contract_lists():
+    op = SAMPLES[("ecdsa", "verify")]()
+    bad = ops.EcdsaOp(op.alg, "verify", op.key, bytes(32), op.hash_alg, signature=op.signature)
+    assert InvalidSignature in ops.CONTRACT[("ecdsa", "verify")].answers
+    with pytest.raises(InvalidSignature):
+        SoftwareEngine().run(bad)
+
+
+# -- every primitive builds ops that set exactly the contract's fields -------------------------
+
+
+def _drive_every_primitive(p: Provider) -> None:
+    for mode in (ECB(), CBC(bytes(16)), CTR(bytes(16)), CFB(bytes(16)), OFB(bytes(16))):
+        for make in (
+            Cipher(algorithms.AES(KEY), mode, provider=p).encryptor,
+            Cipher(algorithms.AES(KEY), mode, provider=p).decryptor,
+        ):
+            make().update(bytes(32))
+    for aead in (AESGCM(KEY, provider=p), AESGCM(KEY, 8, provider=p), AESCCM(KEY, provider=p)):
+        nonce = bytes(12)
+        aead.decrypt(nonce, aead.encrypt(nonce, b"data", b"aad"), b"aad")
+    digest(b"message", SHA256(), provider=p)
+    for ctx in (
+        Hash(SHA256(), provider=p),
+        HMAC(KEY, SHA256(), provider=p),
+        CMAC(algorithms.AES(KEY), provider=p),
+        GMAC(KEY, bytes(12), provider=p),
+    ):
+        ctx.update(b"message")
+        ctx.finalize()
+    private = rsa.RSAPrivateKey(RSA_KEY, provider=p)
+    public = private.public_key()
+    public.verify(private.sign(b"m", PSS, SHA256()), b"m", PSS, SHA256())
+    private.decrypt(public.encrypt(b"m", OAEP), OAEP)
+    private.raw_private(public.raw_public(5))
+    ec_key = ec.EllipticCurvePrivateKey(EC_KEY, provider=p)
+    for deterministic in (False, True):
+        signature_algorithm = ec.ECDSA(SHA256(), deterministic_signing=deterministic)
+        signature = ec_key.sign(b"m", signature_algorithm)
+        ec_key.public_key().verify(signature, b"m", signature_algorithm)
+    ec_key.exchange(ec.ECDH(), ec.EllipticCurvePublicKey(EC_PEER))
+    dh.DHPrivateKey(DH_KEY, provider=p).exchange(dh.DHPublicKey(DH_PEER))
+    drbg.Drbg(provider=p).random_bytes(16)
+
+
+def test_every_primitive_builds_ops_that_set_exactly_the_contracts_fields():
+    engine = TakeAllEngine()
+    p = Provider([engine], policy=Policy(min_size={"*": 0}))
+    _drive_every_primitive(p)
+    seen = set()
+    for op in engine.seen:
+        key = (op.family, op.kind)
+        seen.add(key)
+        entry = ops.CONTRACT[key]
+        for name in op.FIELDS:
+            value = getattr(op, name)
+            if name in entry.required:
+                assert value is not None, f"{key}: {name} not set"
+            elif name not in entry.optional:
+                assert value is None, f"{key}: {name} set though the contract has no use for it"
+    assert seen == set(ops.CONTRACT)
+    answers = p.counters.snapshot()["takeall"]
+    assert answers["ecdsa-p256-sign"]["ops"] == 2
