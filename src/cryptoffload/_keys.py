@@ -37,7 +37,8 @@ class RoutedKey:
         return f"<{type(self).__name__} {self._describe()}>"
 
     def _describe(self) -> str:
-        return f"{self._key.key_size} bits"
+        # Keys of a named curve or group say which (``_domain``); others their size.
+        return getattr(self, "_domain", None) or f"{self._key.key_size} bits"
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and self._key == other._key  # type: ignore[attr-defined]
@@ -74,10 +75,24 @@ class PrivateKey(RoutedKey):
 
     __slots__ = ()
     _PUBLIC: ClassVar[type[PublicKey]] = PublicKey
+    #: How a peer on another curve or in another group is told apart ("on" P-256, "in" ffdhe).
+    _WHERE: ClassVar[str] = "on"
 
     def public_key(self) -> Any:
         """The matching public key (same provider)."""
         return self._PUBLIC(self._key.public_key(), provider=self._provider)
+
+    def _peer(self, peer: Any) -> Any:
+        """``peer`` as this package's public key, checked to share our curve or group."""
+        public = self._PUBLIC
+        if isinstance(peer, public._WRAPS):
+            peer = public(peer)
+        if not isinstance(peer, public):
+            raise TypeError(f"peer_public_key must be {public._EXPECTED}, got {peer!r}")
+        mine, theirs, where = self._domain, peer._domain, self._WHERE  # type: ignore[attr-defined]
+        if theirs != mine:
+            raise ValueError(f"peer public key is {where} {theirs}, this key {where} {mine}")
+        return peer
 
     def private_numbers(self) -> Any:
         """The private numbers (and the public ones), as `cryptography` gives them."""

@@ -9,6 +9,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
 
 from cryptoffload import validate
+from cryptoffload.names import aes_name
 from cryptoffload.ops import AeadOp
 from cryptoffload.provider import UNBOUND, Lane, Provider, resolve
 
@@ -33,7 +34,7 @@ class _AeadBase:
         validate.aes_key(key)
         self._key = bytes(key)
         self._tag_length = tag_length
-        self._alg = f"aes-{len(key) * 8}-{self._MODE}"
+        self._alg = aes_name(len(key), self._MODE)
         self._provider = provider
         self._lane = UNBOUND
         self._fast: Any = None
@@ -61,6 +62,9 @@ class _AeadBase:
         self._fast = fast
         return lane
 
+    def _op(self, kind: str, nonce: Any, data: Any, aad: Any) -> AeadOp:
+        return AeadOp(self._alg, kind, self._key, nonce, data, aad, self._tag_length)
+
     def _software(self) -> Any:
         """The `cryptography` object for the direct path, or None where it cannot serve."""
         raise NotImplementedError
@@ -77,11 +81,7 @@ class _AeadBase:
             lane = self._bind()
         fast = self._fast
         if fast is None:
-            return lane.run(
-                AeadOp(
-                    self._alg, "encrypt", self._key, nonce, data, associated_data, self._tag_length
-                )
-            )
+            return lane.run(self._op("encrypt", nonce, data, associated_data))
         try:
             out = fast.encrypt(nonce, data, associated_data)
         except (TypeError, ValueError):
@@ -102,11 +102,7 @@ class _AeadBase:
             need = _nbytes(data) + self._tag_length
             if memoryview(buf).nbytes != need:
                 raise ValueError(f"buffer must be {need} bytes")
-            sealed = lane.run(
-                AeadOp(
-                    self._alg, "encrypt", self._key, nonce, data, associated_data, self._tag_length
-                )
-            )
+            sealed = lane.run(self._op("encrypt", nonce, data, associated_data))
             memoryview(buf).cast("B")[:] = sealed
             return need
         try:
@@ -124,11 +120,7 @@ class _AeadBase:
             lane = self._bind()
         fast = self._fast
         if fast is None:
-            return lane.run(
-                AeadOp(
-                    self._alg, "decrypt", self._key, nonce, data, associated_data, self._tag_length
-                )
-            )
+            return lane.run(self._op("decrypt", nonce, data, associated_data))
         try:
             out = fast.decrypt(nonce, data, associated_data)
         except InvalidTag:

@@ -9,6 +9,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 from cryptography.hazmat.primitives.ciphers import algorithms
 
 from cryptoffload import modes, validate
+from cryptoffload.names import aes_name
 from cryptoffload.ops import CipherOp
 from cryptoffload.provider import Lane, Provider, resolve
 
@@ -63,7 +64,7 @@ class Cipher:
         self.algorithm = algorithm
         self.mode = mode
         self._mode_name = mode_name
-        self._alg = f"aes-{len(algorithm.key) * 8}-{mode_name}"
+        self._alg = aes_name(len(algorithm.key), mode_name)
         self._provider = provider
 
     def encryptor(self) -> Any:

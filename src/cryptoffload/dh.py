@@ -45,17 +45,14 @@ def _group_of(key: Any) -> str:
 class DHPublicKey(PublicKey):
     """A DH public value y in one of the FFDHE groups."""
 
-    __slots__ = ("_group", "_validated")
+    __slots__ = ("_domain", "_validated")
     _WRAPS = _dh.DHPublicKey
     _EXPECTED = "a DH public key"
 
     def __init__(self, key: _dh.DHPublicKey, *, provider: Provider | None = None) -> None:
         super().__init__(key, provider=provider)
-        self._group = _group_of(key)
+        self._domain = _group_of(key)
         self._validated = False
-
-    def _describe(self) -> str:
-        return self._group
 
     @classmethod
     def from_public_value(
@@ -73,7 +70,7 @@ class DHPublicKey(PublicKey):
     @property
     def group(self) -> str:
         """The group's name, e.g. ``ffdhe2048``."""
-        return self._group
+        return self._domain
 
     def public_value(self) -> bytes:
         """y as big-endian bytes the length of p (the TLS encoding)."""
@@ -82,41 +79,32 @@ class DHPublicKey(PublicKey):
     def validate(self) -> None:
         """SP 800-56A public value checks (once per key object); ValueError if they fail."""
         if not self._validated:
-            validate.dh_public_value(FFDHE_GROUPS[self._group], self._key.public_numbers().y)
+            validate.dh_public_value(FFDHE_GROUPS[self._domain], self._key.public_numbers().y)
             self._validated = True
 
 
 class DHPrivateKey(PrivateKey):
     """A DH private key in one of the FFDHE groups."""
 
-    __slots__ = ("_group",)
+    __slots__ = ("_domain",)
     _WRAPS = _dh.DHPrivateKey
     _EXPECTED = "a DH private key"
     _PUBLIC = DHPublicKey
+    _WHERE = "in"
 
     def __init__(self, key: _dh.DHPrivateKey, *, provider: Provider | None = None) -> None:
         super().__init__(key, provider=provider)
-        self._group = _group_of(key)
-
-    def _describe(self) -> str:
-        return self._group
+        self._domain = _group_of(key)
 
     @property
     def group(self) -> str:
         """The group's name, e.g. ``ffdhe2048``."""
-        return self._group
+        return self._domain
 
     def exchange(self, peer_public_key: Any) -> bytes:
         """The shared secret, padded to the length of p, with a validated peer value."""
-        if isinstance(peer_public_key, _dh.DHPublicKey):
-            peer_public_key = DHPublicKey(peer_public_key)
-        if not isinstance(peer_public_key, DHPublicKey):
-            raise TypeError(f"peer_public_key must be a DH public key, got {peer_public_key!r}")
-        if peer_public_key._group != self._group:
-            raise ValueError(
-                f"peer public key is in {peer_public_key._group}, this key in {self._group}"
-            )
-        lane = self._lane(self._group)
+        peer_public_key = self._peer(peer_public_key)
+        lane = self._lane(self._domain)
         peer = peer_public_key._key
         if lane.software_only:
             peer_public_key.validate()

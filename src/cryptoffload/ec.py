@@ -68,7 +68,7 @@ def _check_ecdsa(signature_algorithm: Any) -> None:
 class EllipticCurvePublicKey(PublicKey):
     """An EC public key: ``verify`` ECDSA signatures, and serve as an ECDH peer."""
 
-    __slots__ = ("_name", "_validated")
+    __slots__ = ("_domain", "_validated")
     _WRAPS = _ec.EllipticCurvePublicKey
     _EXPECTED = "an EC public key"
 
@@ -76,11 +76,8 @@ class EllipticCurvePublicKey(PublicKey):
         self, key: _ec.EllipticCurvePublicKey, *, provider: Provider | None = None
     ) -> None:
         super().__init__(key, provider=provider)
-        self._name = _curve_name(key.curve)
+        self._domain = _curve_name(key.curve)
         self._validated = False
-
-    def _describe(self) -> str:
-        return self._name
 
     @classmethod
     def from_encoded_point(
@@ -109,7 +106,7 @@ class EllipticCurvePublicKey(PublicKey):
         """Raise InvalidSignature unless ``signature`` (DER) signs ``data``."""
         validate.byteslike("data", data)
         _check_ecdsa(signature_algorithm)
-        lane = self._lane(f"ecdsa-{self._name}-verify")
+        lane = self._lane(f"ecdsa-{self._domain}-verify")
         if lane.software_only:
             validate.byteslike("signature", signature)
             check_hash(signature_algorithm.algorithm)
@@ -127,19 +124,17 @@ class EllipticCurvePublicKey(PublicKey):
 class EllipticCurvePrivateKey(PrivateKey):
     """An EC private key: ECDSA ``sign`` and ECDH ``exchange``."""
 
-    __slots__ = ("_name",)
+    __slots__ = ("_domain",)
     _WRAPS = _ec.EllipticCurvePrivateKey
     _EXPECTED = "an EC private key"
     _PUBLIC = EllipticCurvePublicKey
+    _WHERE = "on"
 
     def __init__(
         self, key: _ec.EllipticCurvePrivateKey, *, provider: Provider | None = None
     ) -> None:
         super().__init__(key, provider=provider)
-        self._name = _curve_name(key.curve)
-
-    def _describe(self) -> str:
-        return self._name
+        self._domain = _curve_name(key.curve)
 
     @property
     def curve(self) -> EllipticCurve:
@@ -154,7 +149,7 @@ class EllipticCurvePrivateKey(PrivateKey):
         """
         validate.byteslike("data", data)
         _check_ecdsa(signature_algorithm)
-        lane = self._lane(f"ecdsa-{self._name}-sign")
+        lane = self._lane(f"ecdsa-{self._domain}-sign")
         if lane.software_only:
             check_hash(signature_algorithm.algorithm)
             out = self._key.sign(data, signature_algorithm)
@@ -170,15 +165,8 @@ class EllipticCurvePrivateKey(PrivateKey):
         """The ECDH shared secret (x coordinate) with a validated peer public key."""
         if not isinstance(algorithm, ECDH):
             raise TypeError(f"algorithm must be ECDH(), got {algorithm!r}")
-        if isinstance(peer_public_key, _ec.EllipticCurvePublicKey):
-            peer_public_key = EllipticCurvePublicKey(peer_public_key)
-        if not isinstance(peer_public_key, EllipticCurvePublicKey):
-            raise TypeError(f"peer_public_key must be an EC public key, got {peer_public_key!r}")
-        if peer_public_key._name != self._name:
-            raise ValueError(
-                f"peer public key is on {peer_public_key._name}, this key on {self._name}"
-            )
-        lane = self._lane(f"ecdh-{self._name}")
+        peer_public_key = self._peer(peer_public_key)
+        lane = self._lane(f"ecdh-{self._domain}")
         peer = peer_public_key._key
         if lane.software_only:
             peer_public_key.validate()

@@ -72,11 +72,6 @@ def aes_name(key_len: int, mode: str) -> str:
     return f"aes-{key_len * 8}-{mode}"
 
 
-def mac_name(kind: str, base: str) -> str:
-    """`hmac-sha256`, `cmac-aes-128`, `gmac-aes-256`."""
-    return f"{kind}-{base}"
-
-
 def rsa_name(bits: int, side: str) -> str:
     """`rsa-2048-private` or `rsa-2048-public`."""
     return f"rsa-{bits}-{side}"
