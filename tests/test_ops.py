@@ -254,3 +254,40 @@ def test_every_primitive_builds_ops_that_set_exactly_the_contracts_fields():
     assert seen == set(ops.CONTRACT)
     answers = p.counters.snapshot()["takeall"]
     assert answers["ecdsa-p256-sign"]["ops"] == 2
+
+
+@pytest.mark.parametrize("engine_name", list(IN_TREE_ENGINES))
+@pytest.mark.parametrize("room", [0, 15], ids=["exact", "block-more"])
+@pytest.mark.parametrize("alg", ["aes-128-ecb", "aes-128-cbc", "aes-128-ctr", "aes-128-ofb"])
+def test_a_cipher_op_with_out_writes_its_result_there_and_returns_the_length(
+    engine_name, room, alg
+):
+    iv = None if alg.endswith("ecb") else bytes(range(16))
+    data = bytes(range(48))
+    expected = IN_TREE_ENGINES[engine_name]().run(ops.CipherOp(alg, "encrypt", KEY, iv, data))
+    buf = bytearray(b"\xee" * (48 + room))
+    op = ops.CipherOp(alg, "encrypt", KEY, iv, data, memoryview(buf))
+    validate.validate_op(op)
+    try:
+        n = IN_TREE_ENGINES[engine_name]().run(op)
+    except Unavailable:
+        return
+    assert n == 48
+    assert bytes(buf[:48]) == expected
+    assert buf[48:] == b"\xee" * room
+
+
+@pytest.mark.parametrize(
+    "out, error",
+    [
+        (bytearray(48), TypeError),
+        (memoryview(b"x" * 48), TypeError),
+        (memoryview(bytearray(47)), ValueError),
+        (memoryview(bytearray(96)).cast("H"), TypeError),
+    ],
+    ids=["bytearray", "readonly", "short", "wide-items"],
+)
+def test_cipher_out_must_be_a_writable_byte_view_with_room(out, error):
+    op = ops.CipherOp("aes-128-ecb", "encrypt", KEY, None, bytes(48), out)
+    with pytest.raises(error, match="out must"):
+        validate.validate_op(op)

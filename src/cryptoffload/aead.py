@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.ciphers import aead as _aead
 from cryptoffload import validate
 from cryptoffload.names import aes_name
 from cryptoffload.ops import AeadOp
-from cryptoffload.provider import UNBOUND, Lane, Provider, resolve
+from cryptoffload.provider import Lane, Provider, unbound_lane
 
 __all__ = ["AESCCM", "AESGCM"]
 
@@ -36,7 +36,7 @@ class _AeadBase:
         self._tag_length = tag_length
         self._alg = aes_name(len(key), self._MODE)
         self._provider = provider
-        self._lane = UNBOUND
+        self._lane = unbound_lane(self._alg)
         self._fast: Any = None
         self._sw: Any = None
 
@@ -52,15 +52,14 @@ class _AeadBase:
             raise ValueError(f"bit_length must be 128, 192, or 256, got {bit_length}")
         return os.urandom(bit_length // 8)
 
-    def _bind(self) -> Lane:
-        lane = self._lane = resolve(self._provider).lane(self._alg)
+    def _bind(self, lane: Lane) -> None:
+        self._lane = lane
         fast = None
         if lane.software_only:
             fast = self._sw
             if fast is None:
                 fast = self._sw = self._software()
         self._fast = fast
-        return lane
 
     def _op(self, kind: str, nonce: Any, data: Any, aad: Any) -> AeadOp:
         return AeadOp(self._alg, kind, self._key, nonce, data, aad, self._tag_length)
@@ -76,9 +75,9 @@ class _AeadBase:
     def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """Ciphertext followed by the tag."""
         # The library's hot path, kept flat: see benchmarks/overhead.py.
-        lane = self._lane
-        if lane.provider is not resolve(self._provider):
-            lane = self._bind()
+        lane = self._lane.in_force(self._provider)
+        if lane is not self._lane:
+            self._bind(lane)
         fast = self._fast
         if fast is None:
             return lane.run(self._op("encrypt", nonce, data, associated_data))
@@ -87,16 +86,16 @@ class _AeadBase:
         except (TypeError, ValueError):
             self._explain(nonce, data, associated_data, 0)
             raise
-        lane.count(len(data))
+        lane.tally(len(data))
         return out
 
     def encrypt_into(
         self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
     ) -> int:
         """Write ciphertext and tag into ``buf`` (exactly len(data) + tag bytes); return that."""
-        lane = self._lane
-        if lane.provider is not resolve(self._provider):
-            lane = self._bind()
+        lane = self._lane.in_force(self._provider)
+        if lane is not self._lane:
+            self._bind(lane)
         fast = self._fast
         if fast is None:
             need = _nbytes(data) + self._tag_length
@@ -110,26 +109,26 @@ class _AeadBase:
         except (TypeError, ValueError):
             self._explain(nonce, data, associated_data, 0)
             raise
-        lane.count(len(data))
+        lane.tally(len(data))
         return n
 
     def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
-        lane = self._lane
-        if lane.provider is not resolve(self._provider):
-            lane = self._bind()
+        lane = self._lane.in_force(self._provider)
+        if lane is not self._lane:
+            self._bind(lane)
         fast = self._fast
         if fast is None:
             return lane.run(self._op("decrypt", nonce, data, associated_data))
         try:
             out = fast.decrypt(nonce, data, associated_data)
         except InvalidTag:
-            lane.count(max(len(data) - self._tag_length, 0))
+            lane.tally(max(len(data) - self._tag_length, 0))
             raise
         except (TypeError, ValueError):
             self._explain(nonce, data, associated_data, self._tag_length)
             raise
-        lane.count(len(out))
+        lane.tally(len(out))
         return out
 
     def decrypt_into(

@@ -216,43 +216,7 @@ class _ChainedContext:
         self._done = False
 
     def update(self, data: bytes) -> bytes:
-        return self._update(_as_buffer(data))
-
-    def _update(self, data: Any) -> bytes:
-        if self._done:
-            raise AlreadyFinalized("Context was already finalized.")
-        held = len(self._held)
-        # Nothing held and whole blocks (the usual case): send the caller's buffer as it is.
-        buf = data if not held and len(data) % 16 == 0 else self._held + bytes(data)
-        full = len(buf) - len(buf) % 16
-        mode = self._mode
-        if mode in ("ecb", "cbc"):
-            if full == 0:
-                self._held = bytes(buf)
-                return b""
-            out = self._run(buf if full == len(buf) else buf[:full])
-            if mode == "cbc":
-                chain = out[full - 16 : full] if self._encrypt else buf[full - 16 : full]
-                self._chain = bytes(chain)  # never a view of the caller's buffer
-            self._held = bytes(buf[full:])
-            return out
-        if not buf:
-            return b""
-        out = self._run(buf)
-        if full:
-            last_in, last_out = bytes(buf[full - 16 : full]), bytes(out[full - 16 : full])
-            if mode == "ctr":
-                counter = (int.from_bytes(self._chain, "big") + full // 16) & _MASK128
-                self._chain = counter.to_bytes(16, "big")
-            elif mode == "cfb":
-                self._chain = last_out if self._encrypt else last_in
-            else:  # ofb: the keystream block is what was XORed in
-                self._chain = bytes(a ^ b for a, b in zip(last_in, last_out, strict=True))
-        self._held = bytes(buf[full:])
-        return out[held:] if held else out
-
-    def _run(self, data: bytes) -> bytes:
-        return self._lane.run(CipherOp(self._alg, self._kind, self._key, self._chain, data))
+        return self._update(_as_buffer(data), None)
 
     def update_into(self, data: bytes, buf: Any) -> int:
         # The buffer is checked before anything runs, with `cryptography`'s rule (room for the
@@ -262,9 +226,59 @@ class _ChainedContext:
         need = len(data) + (15 if self._mode in ("ecb", "cbc") else 0)
         if len(view) < need:
             raise ValueError(f"buffer must be at least {need} bytes for this payload")
-        out = self._update(data)
+        out = self._update(data, view)
+        if out.__class__ is int:  # the engine wrote into the caller's buffer
+            return out
         view[: len(out)] = out
         return len(out)
+
+    def _update(self, data: Any, into: memoryview | None) -> Any:
+        """One op over the held bytes and ``data``: the output, or with ``into`` (room enough)
+        and nothing held back, the output written there and its length."""
+        if self._done:
+            raise AlreadyFinalized("Context was already finalized.")
+        mode = self._mode
+        held = self._held
+        n = len(data)
+        if held or (n % 16 and mode in ("ecb", "cbc")):
+            buf = held + bytes(data)
+            into = None
+        else:
+            buf = data  # the usual case: the caller's buffer goes to the engine as it is
+        size = len(buf)
+        full = size - size % 16
+        if mode in ("ecb", "cbc"):
+            if full == 0:
+                self._held = bytes(buf)
+                return b""
+            send = buf if full == size else buf[:full]
+        elif size:
+            send = buf
+        else:
+            return b""
+        out = self._lane.run(CipherOp(self._alg, self._kind, self._key, self._chain, send, into))
+        if full and mode != "ecb":
+            self._advance(
+                buf[full - 16 : full], (into if into is not None else out)[full - 16 : full], full
+            )
+        self._held = bytes(buf[full:])
+        if into is not None or not held or mode in ("ecb", "cbc"):
+            return out
+        # A stream mode re-sent the partial block it had seen: its output went out last time.
+        return out[len(held) :]
+
+    def _advance(self, last_in: Any, last_out: Any, full: int) -> None:
+        """The chaining value after ``full`` bytes whose last block went ``last_in`` -> out."""
+        mode = self._mode
+        if mode == "cbc":
+            self._chain = bytes(last_out if self._encrypt else last_in)
+        elif mode == "ctr":
+            counter = (int.from_bytes(self._chain, "big") + full // 16) & _MASK128
+            self._chain = counter.to_bytes(16, "big")
+        elif mode == "cfb":
+            self._chain = bytes(last_out if self._encrypt else last_in)
+        else:  # ofb: the keystream block is what was XORed in
+            self._chain = bytes(a ^ b for a, b in zip(bytes(last_in), bytes(last_out), strict=True))
 
     def finalize(self) -> bytes:
         if self._done:

@@ -19,6 +19,8 @@ FIELDS: dict[str, str] = {
     "iv": "bytes: the IV or initial counter block (cipher; None for ECB), the nonce (aead, GMAC)",
     "data": "bytes-like: the payload (plaintext, ciphertext, message); for an AEAD decrypt the "
     "ciphertext followed by its tag",
+    "out": "a writable byte memoryview with room for len(data) bytes, or None: where the "
+    "result goes instead of a new bytes (cipher; the caller's update_into buffer)",
     "aad": "bytes-like or None: associated data, authenticated and not encrypted (aead)",
     "tag_length": "int: bytes of authentication tag, produced on encrypt, expected at the end "
     "of data on decrypt (aead, GMAC)",
@@ -40,7 +42,7 @@ class Entry:
     required: tuple[str, ...]
     optional: tuple[str, ...]
     result: str
-    returns: type | None
+    returns: type | tuple[type, ...]
     #: Exceptions that are the operation's answer (a failed check), not a fault.
     answers: tuple[type[Exception], ...] = ()
 
@@ -48,10 +50,18 @@ class Entry:
 _BYTES = bytes
 CONTRACT: dict[tuple[str, str], Entry] = {
     ("cipher", "encrypt"): Entry(
-        ("key", "data"), ("iv",), "bytes: ciphertext, as long as data", _BYTES
+        ("key", "data"),
+        ("iv", "out"),
+        "bytes: ciphertext, as long as data; with out, the int len(data), the ciphertext "
+        "written at the start of out",
+        (bytes, int),
     ),
     ("cipher", "decrypt"): Entry(
-        ("key", "data"), ("iv",), "bytes: plaintext, as long as data", _BYTES
+        ("key", "data"),
+        ("iv", "out"),
+        "bytes: plaintext, as long as data; with out, the int len(data), the plaintext "
+        "written at the start of out",
+        (bytes, int),
     ),
     ("aead", "encrypt"): Entry(
         ("key", "iv", "data", "tag_length"),
@@ -147,18 +157,33 @@ class Op:
 
 
 class CipherOp(Op):
-    """AES ECB/CBC/CTR/CFB/OFB: ``key``, ``iv`` (None for ECB), ``data``."""
+    """AES ECB/CBC/CTR/CFB/OFB: ``key``, ``iv`` (None for ECB), ``data``, and ``out``.
 
-    __slots__ = ("data", "iv", "key")
+    With ``out`` the engine writes the result into the caller's buffer (no copy on the way
+    back: the kernel or the DMA engine writes it there) and returns its length. A cipher has
+    no tag to check, so an engine that faults after writing part of it leaves nothing wrong:
+    the next engine, or software, writes the whole result again.
+    """
+
+    __slots__ = ("data", "iv", "key", "out")
     family = "cipher"
-    FIELDS = ("key", "iv", "data")
+    FIELDS = ("key", "iv", "data", "out")
 
-    def __init__(self, alg: str, kind: str, key: bytes, iv: bytes | None, data: Any) -> None:
+    def __init__(
+        self,
+        alg: str,
+        kind: str,
+        key: bytes,
+        iv: bytes | None,
+        data: Any,
+        out: memoryview | None = None,
+    ) -> None:
         self.alg = alg
         self.kind = kind
         self.key = key
         self.iv = iv
         self.data = data
+        self.out = out
 
     @property
     def size(self) -> int:

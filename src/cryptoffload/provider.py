@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
@@ -31,7 +32,7 @@ SILENT_FALLBACK_WINDOW = 100
 class _Route:
     """One engine's place on an algorithm's route: its size window and its counter cell."""
 
-    __slots__ = ("cell", "denied", "engine", "high", "low", "name")
+    __slots__ = ("ceiling", "cell", "denied", "engine", "floor", "high", "low", "name")
 
     def __init__(self, engine: Engine, low: int, high: int | None, denied: bool, cell: Cell):
         self.engine = engine
@@ -40,6 +41,9 @@ class _Route:
         self.high = high
         self.denied = denied
         self.cell = cell
+        # One chained comparison admits an op: floor <= size <= ceiling (denied: never).
+        self.floor = _NEVER if denied else low
+        self.ceiling = high if high is not None else sys.maxsize
 
     def refusal(self, size: int) -> str | None:
         """Why the policy holds an op of ``size`` bytes back from this engine, or None."""
@@ -52,6 +56,9 @@ class _Route:
         return None
 
 
+_NEVER = sys.maxsize + 1
+
+
 class Lane:
     """One algorithm's way through one provider: what a primitive keeps between operations.
 
@@ -61,7 +68,16 @@ class Lane:
     Every fallback decision (policy windows, declines, faults, ``require``) is taken here.
     """
 
-    __slots__ = ("_cell", "_pending", "alg", "provider", "required", "routes", "software_only")
+    __slots__ = (
+        "_cell",
+        "_pending",
+        "alg",
+        "provider",
+        "required",
+        "routes",
+        "software_only",
+        "tally",
+    )
 
     def __init__(self, provider: Provider, alg: str) -> None:
         self.provider = provider
@@ -80,9 +96,26 @@ class Lane:
         self.software_only = not routes and not self.required
         self._cell = counters.cell(SOFTWARE, alg)
         self._pending = self._cell.pending
+        #: Record one software op of n bytes, nothing more (a C call): for a primitive that
+        #: passes through :meth:`in_force` on every operation, which keeps the record short.
+        self.tally = self._pending.append
 
     def __repr__(self) -> str:
         return f"<Lane {self.alg} engines={[r.name for r in self.routes]}>"
+
+    def in_force(self, explicit: Provider | None) -> Lane:
+        """This lane if its provider is the one in force (``explicit``, else the innermost
+        ``using`` block's, else the default), otherwise that provider's lane for the algorithm.
+
+        The hottest primitives call it before every operation and then :attr:`tally`; it keeps
+        the tally's record short (see :mod:`cryptoffload.counters`).
+        """
+        provider = explicit or _current.get() or _default or default_provider()
+        if provider is not self.provider:
+            return provider.lane(self.alg)
+        if len(self._pending) > FOLD_AT:
+            self._cell.fold()
+        return self
 
     def count(self, nbytes: int) -> None:
         """One operation of ``nbytes`` that the primitive ran in software itself."""
@@ -96,43 +129,44 @@ class Lane:
         validate_op(op)
         size = op.size
         declines: dict[str, str] = {}
-        provider = self.provider
         for route in self.routes:
-            name = route.name
-            reason = route.refusal(size)
-            if reason is None:
+            if route.floor <= size <= route.ceiling:
                 try:
                     result = route.engine.run(op)
                 except Unavailable as exc:
                     reason = exc.reason
                 except (InvalidTag, InvalidSignature):
                     # A failed check is the engine's answer, not a reason to ask software.
-                    route.cell.add(size)
-                    if provider._misses:
-                        provider._hit(name)
+                    self._answered(route, size)
                     raise
                 except Exception as exc:
                     route.cell.fault()
-                    log.debug("engine %s faulted on %s: %s", name, op.alg, type(exc).__name__)
-                    declines[name] = "fault"
-                    provider._miss(name, "fault")
+                    log.debug("engine %s faulted on %s: %s", route.name, op.alg, type(exc).__name__)
+                    declines[route.name] = "fault"
+                    self.provider._miss(route.name, "fault")
                     continue
                 else:
-                    route.cell.add(size)
-                    if provider._misses:
-                        provider._hit(name)
+                    self._answered(route, size)
                     return result
+            else:
+                reason = route.refusal(size) or "unsupported"
             route.cell.decline(reason)
-            declines[name] = reason
-            provider._miss(name, reason)
+            declines[route.name] = reason
+            self.provider._miss(route.name, reason)
         if self.required:
             raise OffloadRequired(self.alg, declines)
         try:
-            return provider.software.run(op)
+            return self.provider.software.run(op)
         finally:
             # Software's answer counts whether it is a result or a rejection (bad tag, bad
             # signature, undecryptable ciphertext): the op was done either way.
             self._cell.add(size)
+
+    def _answered(self, route: _Route, size: int) -> None:
+        route.cell.add(size)
+        provider = self.provider
+        if provider._misses:
+            provider._hit(route.name)
 
     # -- work that software finishes outside run(): streaming contexts ------------------------
 
@@ -202,14 +236,22 @@ class Lane:
 
 
 class _Unbound:
-    """What a primitive holds before its first operation: a lane of no provider."""
+    """What a primitive holds before its first operation: a lane of no provider yet."""
 
-    __slots__ = ()
+    __slots__ = ("alg",)
     provider = None
 
+    def __init__(self, alg: str) -> None:
+        self.alg = alg
 
-#: The lane a primitive starts with; the first operation replaces it (its provider is None).
-UNBOUND: Any = _Unbound()
+    def in_force(self, explicit: Provider | None) -> Lane:
+        return resolve(explicit).lane(self.alg)
+
+
+def unbound_lane(alg: str) -> Any:
+    """A stand-in lane for ``alg`` whose :meth:`Lane.in_force` gives the real one: a primitive
+    holds it until its first operation, so that no provider is built before it is needed."""
+    return _Unbound(alg)
 
 
 class Provider:

@@ -51,6 +51,14 @@ def block_aligned(mode: str, length: int) -> None:
         )
 
 
+def output_buffer(out: Any, length: int) -> None:
+    """A buffer results are written into: a writable byte memoryview with room for ``length``."""
+    if not isinstance(out, memoryview) or out.readonly or out.itemsize != 1:
+        raise TypeError(f"out must be a writable memoryview of bytes, got {type(out).__name__}")
+    if len(out) < length:
+        raise ValueError(f"out must have room for {length} bytes, has {len(out)}")
+
+
 def gcm_nonce(nonce: Any) -> None:
     """GCM nonce: 8 to 128 bytes; 12 is the one to use."""
     byteslike("nonce", nonce)
@@ -177,6 +185,11 @@ def _cipher_op(op: Any) -> None:
         block_iv(mode, iv)
     if len(data) % BLOCK and mode in ("ecb", "cbc"):
         block_aligned(mode, len(data))
+    out = op.out
+    if out is not None and (
+        out.__class__ is not memoryview or out.readonly or out.itemsize != 1 or len(out) < len(data)
+    ):
+        output_buffer(out, len(data))
 
 
 def _aead_op(op: Any) -> None:
