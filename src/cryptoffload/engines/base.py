@@ -12,11 +12,16 @@ any object with these members is an engine.
     provider is built; may be slow (opens devices, reads /proc/crypto), must not raise.
 
 ``run(op) -> result``
-    Performs one :class:`cryptoffload.ops.Op`, returning the result its family defines. Raises
-    :class:`cryptoffload.errors.Unavailable` (with a reason) to decline; any other exception is a
-    fault, counted, and the provider moves on. Results of a failed authentication are raised as
-    ``InvalidTag`` / ``InvalidSignature``: they are answers, not faults. An engine never checks what
-    the provider already validated, and never returns partial output.
+    Performs one Op (a :mod:`cryptoffload.ops` record: ``CipherOp``, ``AeadOp``, ``HashOp``,
+    ``MacOp``, ``RsaOp``, ``EcdsaOp``, ``EcdhOp``, ``DhOp``, ``RngOp``), returning the result that
+    ``ops.CONTRACT`` gives for its ``(family, kind)``; the fields each sets mean what
+    ``ops.FIELDS`` says. Raises :class:`cryptoffload.errors.Unavailable` (with a reason) to
+    decline, including for a field it cannot honour (an RFC 6979 ``deterministic`` signature, a
+    nonce length); any other exception is a fault, counted, and the provider moves on. Results
+    of a failed authentication are raised as ``InvalidTag`` / ``InvalidSignature``: they are
+    answers, not faults. An engine never checks what the provider already validated, and never
+    returns partial output (a cipher op's ``out`` buffer may be left half written on a fault:
+    whoever finishes the op writes all of it).
 
 Optional members, read with ``getattr`` and a default:
 
@@ -40,7 +45,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from cryptoffload.ops import Op
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,6 @@ class Engine(Protocol):
         """Report availability and claimed algorithms; never raise."""
         ...
 
-    def run(self, op: Any) -> Any:
+    def run(self, op: Op) -> Any:
         """Perform one op, or raise Unavailable(reason) to decline."""
         ...
