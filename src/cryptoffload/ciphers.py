@@ -222,11 +222,15 @@ class _ChainedContext:
         # The buffer is checked before anything runs, with `cryptography`'s rule (room for the
         # data plus a held-back partial block for ECB and CBC) so that both paths agree.
         data = _as_buffer(data)
-        view = memoryview(buf).cast("B")
+        view = memoryview(buf)
+        if not view.c_contiguous:
+            raise BufferError("Buffer is not contiguous.")  # as `cryptography` says it
+        if view.format != "B":
+            view = view.cast("B")
         need = len(data) + (15 if self._mode in ("ecb", "cbc") else 0)
         if len(view) < need:
             raise ValueError(f"buffer must be at least {need} bytes for this payload")
-        out = self._update(data, view)
+        out = self._update(data, None if view.readonly else view)
         if out.__class__ is int:  # the engine wrote into the caller's buffer
             return out
         view[: len(out)] = out
@@ -261,7 +265,7 @@ class _ChainedContext:
             self._advance(
                 buf[full - 16 : full], (into if into is not None else out)[full - 16 : full], full
             )
-        self._held = bytes(buf[full:])
+        self._held = bytes(buf[full:]) if full != size else b""
         if into is not None or not held or mode in ("ecb", "cbc"):
             return out
         # A stream mode re-sent the partial block it had seen: its output went out last time.
