@@ -64,7 +64,7 @@ def main() -> int:
         sock = StandInSocket(size)
         engine = AfalgEngine(driver="stand-in")
         engine._bind["aes-128-cbc"] = ("skcipher", "stand-in")
-        engine._local.fast = {("aes-128-cbc", key): sock}
+        engine._local.fast[("aes-128-cbc", key)] = sock
 
         def bare(sock: StandInSocket = sock, data: bytes = data, iv: bytes = iv) -> bytes:
             sock.sendmsg_afalg([data], op=1, iv=iv)

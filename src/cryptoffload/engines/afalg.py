@@ -58,8 +58,72 @@ def _kernel_names() -> dict[str, tuple[str, str]]:
 
 
 KERNEL_NAMES = _kernel_names()
+# The request directions; the fallbacks let the stand-in tests run where socket lacks them.
 _ENCRYPT = getattr(socket, "ALG_OP_ENCRYPT", 1)
 _DECRYPT = getattr(socket, "ALG_OP_DECRYPT", 0)
+#: The IV a mode without one (ECB) sends: the kernel takes an IV exactly as long as the mode's,
+#: here 0 bytes, so every cipher request has the same form.
+_NO_IV = b""
+
+
+class _ThreadSockets(threading.local):
+    """One thread's operation sockets and splice pipe (each thread sees its own members).
+
+    A request that fails half way may leave data queued in its operation socket or the pipe:
+    the next request must not be appended to it, so the ``discard_*`` methods close what it
+    used and forget it, and the next request accepts a new socket.
+    """
+
+    def __init__(self) -> None:
+        #: The cipher hot path's sockets, by (algorithm, key).
+        self.fast: dict[tuple[str, bytes], socket.socket] = {}
+        #: The other requests' sockets, by transform (the object: a closed transform's
+        #: descriptor number is reused).
+        self.ops: dict[socket.socket, socket.socket] = {}
+        #: The transform whose socket in ``ops`` the request in flight uses.
+        self.current: socket.socket | None = None
+        #: The pipe spliced requests go through, made on first use.
+        self.pipe: _splice.SplicePipe | None = None
+
+    def keep(self, table: dict, key: Any, sock: socket.socket) -> socket.socket:
+        """Put ``sock`` in ``table`` (``fast`` or ``ops``), which is bounded like the transform
+        cache: when full, its sockets are closed and it starts again."""
+        if len(table) >= MAX_TFMS:
+            _close_all(table)
+        table[key] = sock
+        return sock
+
+    def discard_fast(self, key: tuple[str, bytes]) -> None:
+        """A hot-path request failed: its socket and the pipe go."""
+        sock = self.fast.pop(key, None)
+        if sock is not None:
+            sock.close()
+        self.discard_pipe()
+
+    def discard_current(self) -> None:
+        """A request on ``current``'s socket failed: that socket goes."""
+        sock = self.ops.pop(self.current, None) if self.current is not None else None
+        if sock is not None:
+            sock.close()
+        self.current = None
+
+    def discard_pipe(self) -> None:
+        pipe, self.pipe = self.pipe, None
+        if pipe is not None:
+            pipe.close()
+
+    def close(self) -> None:
+        """Close and forget every socket and the pipe."""
+        _close_all(self.fast)
+        _close_all(self.ops)
+        self.current = None
+        self.discard_pipe()
+
+
+def _close_all(table: dict) -> None:
+    for sock in table.values():
+        sock.close()
+    table.clear()
 
 
 class AfalgEngine:
@@ -85,7 +149,7 @@ class AfalgEngine:
         self._drivers: dict[str, procfs.Entry] = {}
         self._tfms: collections.OrderedDict[tuple, socket.socket] = collections.OrderedDict()
         self._lock = threading.Lock()
-        self._local = threading.local()
+        self._local = _ThreadSockets()
 
     # -- discovery ---------------------------------------------------------------------------------
 
@@ -156,10 +220,6 @@ class AfalgEngine:
             except OSError:
                 pass
 
-    def detail_for(self, alg: str) -> procfs.Entry | None:
-        """The /proc/crypto entry of the driver this engine uses for ``alg``."""
-        return self._drivers.get(alg)
-
     # -- sockets -------------------------------------------------------------------------------
 
     def _tfm(self, alg: str, key: bytes | None, authsize: int | None = None) -> socket.socket:
@@ -186,45 +246,23 @@ class AfalgEngine:
         return tfm
 
     def _op_socket(self, tfm: socket.socket) -> socket.socket:
-        # One operation socket per thread and transform, reused for every request.
-        # Keyed by the transform object itself: a closed transform's descriptor number is
-        # reused, and the table is bounded like the transform cache, closing what it drops.
-        sockets = getattr(self._local, "ops", None)
-        if sockets is None:
-            sockets = self._local.ops = {}
-        sock = sockets.get(tfm)
+        """This thread's operation socket of ``tfm``, reused for every request; now current."""
+        local = self._local
+        sock = local.ops.get(tfm)
         if sock is None:
-            if len(sockets) >= MAX_TFMS:
-                for old in sockets.values():
-                    old.close()
-                sockets.clear()
-            sock = sockets[tfm] = tfm.accept()[0]
-        self._local.current = tfm
+            sock = local.keep(local.ops, tfm, tfm.accept()[0])
+        local.current = tfm
         return sock
 
     def _fast_socket(self, alg: str, key: bytes) -> socket.socket:
         """A new operation socket for this thread, algorithm and key (the cipher hot path)."""
         if alg not in self._bind:
             raise Unavailable("unsupported", alg)
-        ops = self._local.__dict__.setdefault("fast", {})
-        if len(ops) >= MAX_TFMS:
-            for old in ops.values():
-                old.close()
-            ops.clear()
         try:
-            sock = ops[(alg, key)] = self._tfm(alg, key).accept()[0]
+            sock = self._tfm(alg, key).accept()[0]
         except OSError as exc:
             raise _declined(exc) from None
-        return sock
-
-    def _discard_current(self) -> None:
-        # A request that failed half way may leave data queued in its operation socket: the
-        # next request must not be appended to it, so the socket goes and a new one is accepted.
-        sockets = getattr(self._local, "ops", None)
-        current = getattr(self._local, "current", None)
-        if sockets and current in sockets:
-            sockets.pop(current).close()
-        self._local.current = None
+        return self._local.keep(self._local.fast, (alg, key), sock)
 
     def close(self) -> None:
         """Close every socket this engine opened."""
@@ -233,25 +271,19 @@ class AfalgEngine:
                 tfm.close()
             self._tfms.clear()
         # This thread's operation sockets and pipe (other threads' go when their thread ends).
-        for table in ("ops", "fast"):
-            for sock in self._local.__dict__.pop(table, {}).values():
-                sock.close()
-        pipe = self._local.__dict__.pop("pipe", None)
-        if pipe is not None:
-            pipe.close()
+        self._local.close()
 
     # -- operations ----------------------------------------------------------------------------
 
     def run(self, op: Any) -> Any:
         """Perform ``op`` in the kernel; decline what AF_ALG cannot express."""
         alg = op.alg
-        data = op.data
         family = op.family
-        if family == "cipher" and len(data) <= MAX_REQUEST:
+        # Only the families that have it read ``data``: an rng op has none.
+        if family == "cipher" and len(data := op.data) <= MAX_REQUEST:
             # The hot path, kept flat: one dict lookup finds this thread's operation socket for
             # this algorithm and key (the engine binds one driver per algorithm).
-            fast = self._local.__dict__.get("fast")
-            sock = fast.get((alg, op.key)) if fast is not None else None
+            sock = self._local.fast.get((alg, op.key))
             if sock is None:
                 sock = self._fast_socket(alg, op.key)
             direction = _ENCRYPT if op.kind == "encrypt" else _DECRYPT
@@ -259,22 +291,24 @@ class AfalgEngine:
             try:
                 if self._splice_algs and n >= self.splice_min and alg in self._splice_algs:
                     self._splice_request(sock, data, direction, op.iv)
-                elif op.iv is None:
-                    sock.sendmsg_afalg([data], op=direction)
                 else:
-                    sock.sendmsg_afalg([data], op=direction, iv=op.iv)
-                out = sock.recv(n)
-                if len(out) < n:
-                    out += _recv_exact(sock, n - len(out))
+                    # _send, inline: calling it would add ~40 ns, a sixth of the engine's own
+                    # cost per op (benchmarks/afalg_python_cost.py).
+                    sock.sendmsg_afalg([data], op=direction, iv=op.iv or _NO_IV)
+                into = op.out
+                if into is None:
+                    out = sock.recv(n)
+                    if len(out) < n:
+                        out += _recv_exact(sock, n - len(out))
+                else:  # the caller's buffer: the kernel writes the result there
+                    got = sock.recv_into(into, n)
+                    if got < n:
+                        _recv_into_exact(sock, into, n, got)
+                    out = n
             except BaseException as exc:
                 # The socket (and the pipe) may hold half a request, whatever interrupted it (a
                 # short read, KeyboardInterrupt): they go, and the next op starts anew.
-                stale = self._local.__dict__.get("fast", {}).pop((alg, op.key), None)
-                if stale is not None:
-                    stale.close()
-                pipe = self._local.__dict__.pop("pipe", None)
-                if pipe is not None:
-                    pipe.close()
+                self._local.discard_fast((alg, op.key))
                 if isinstance(exc, OSError):
                     raise _declined(exc) from None
                 raise
@@ -294,10 +328,10 @@ class AfalgEngine:
             if family == "rng":
                 return self._rng(op)
         except OSError as exc:
-            self._discard_current()
+            self._local.discard_current()
             raise _declined(exc) from None
         except BaseException:
-            self._discard_current()
+            self._local.discard_current()
             raise
         raise Unavailable("unsupported", f"family {family}")
 
@@ -305,91 +339,80 @@ class AfalgEngine:
         self, sock: socket.socket, data: Any, direction: int, iv: bytes | None
     ) -> None:
         if not _spliceable(data):
-            _request_send(sock, data, direction, iv)
+            _send(sock, [data], direction, iv)
             return
-        pipe = self._local.__dict__.get("pipe")
+        pipe = self._local.pipe
         if pipe is None:
             pipe = self._local.pipe = _splice.SplicePipe(MAX_REQUEST)
-        if iv is None:
-            sock.sendmsg_afalg(op=direction, flags=socket.MSG_MORE)
-        else:
-            sock.sendmsg_afalg(op=direction, iv=iv, flags=socket.MSG_MORE)
+        _send(sock, (), direction, iv, socket.MSG_MORE)  # the header; the data follows
         pipe.send(sock.fileno(), data)
 
-    def _cipher(self, op: Any) -> bytes:
+    def _cipher(self, op: Any) -> bytes | int:
+        """A request above MAX_REQUEST (run's hot path takes the others): split and chained."""
         tfm = self._tfm(op.alg, op.key)
         sock = self._op_socket(tfm)
-        direction = socket.ALG_OP_ENCRYPT if op.kind == "encrypt" else socket.ALG_OP_DECRYPT
+        direction = _ENCRYPT if op.kind == "encrypt" else _DECRYPT
         mode = op.alg.rsplit("-", 1)[1]
-        data = op.data
-        if len(data) <= MAX_REQUEST:
-            return _request(sock, data, direction, op.iv, len(data))
-        data = memoryview(data).cast("B")
         if mode not in ("cbc", "ecb", "ctr"):
             raise Unavailable("too-large", f"{mode} requests above {MAX_REQUEST} bytes")
+        data = memoryview(op.data).cast("B")
         out, iv = [], op.iv
         for start in range(0, len(data), MAX_REQUEST):
             chunk = data[start : start + MAX_REQUEST]
-            result = _request(sock, chunk, direction, iv, len(chunk))
-            out.append(result)
+            _send(sock, [chunk], direction, iv)
+            if op.out is None:
+                result = _recv_exact(sock, len(chunk))
+                out.append(result)
+            else:
+                result = op.out[start : start + len(chunk)]
+                _recv_into_exact(sock, result, len(chunk))
             if mode == "cbc":
-                iv = result[-16:] if op.kind == "encrypt" else bytes(chunk[-16:])
+                iv = bytes(result[-16:] if op.kind == "encrypt" else chunk[-16:])
             elif mode == "ctr":
                 counter = int.from_bytes(iv, "big") + len(chunk) // 16
                 iv = (counter % (1 << 128)).to_bytes(16, "big")
-        return b"".join(out)
+        return b"".join(out) if op.out is None else len(data)
 
     def _aead(self, op: Any) -> bytes:
         tag_len = op.tag_length
-        aad = bytes(op.aad or b"")
-        if len(op.data) + len(aad) > MAX_REQUEST:
+        aad = op.aad or b""
+        assoclen = _nbytes(aad)
+        size = _nbytes(op.data)
+        if size + assoclen > MAX_REQUEST:
             raise Unavailable("too-large", f"AEAD requests above {MAX_REQUEST} bytes")
         if op.alg.endswith("-gcm") and len(op.iv) != 12:
             raise Unavailable("unsupported", "the kernel's gcm(aes) takes 12-byte nonces only")
         iv = _ccm_iv(op.iv) if op.alg.endswith("-ccm") else op.iv
         tfm = self._tfm(op.alg, op.key, tag_len)
         sock = self._op_socket(tfm)
+        # AAD and payload go as two buffers of one request, never joined; the kernel writes the
+        # AAD back ahead of its answer (ciphertext and tag, or plaintext), in one buffer.
+        msg = [aad, op.data] if assoclen else [op.data]
         if op.kind == "encrypt":
-            # The kernel writes the AAD back ahead of ciphertext and tag: one buffer out.
-            out = _aead_request(
-                sock,
-                aad + bytes(op.data) if aad else op.data,
-                socket.ALG_OP_ENCRYPT,
-                iv,
-                len(aad),
-                len(aad) + len(op.data) + tag_len,
-            )
-            return out[len(aad) :] if aad else out
-        if not aad and len(op.data) == tag_len:
+            out = _aead_request(sock, msg, _ENCRYPT, iv, assoclen, assoclen + size + tag_len)
+            return out[assoclen:] if assoclen else out
+        if not assoclen and size == tag_len:
             # Nothing to read back, so no read would report the tag check: leave it to software.
             raise Unavailable("unsupported", "AEAD decrypt with neither data nor AAD")
         try:
-            out = _aead_request(
-                sock,
-                aad + bytes(op.data) if aad else op.data,
-                socket.ALG_OP_DECRYPT,
-                iv,
-                len(aad),
-                len(aad) + len(op.data) - tag_len,
-            )
+            out = _aead_request(sock, msg, _DECRYPT, iv, assoclen, assoclen + size - tag_len)
         except OSError as exc:
             if exc.errno == errno.EBADMSG:
                 raise InvalidTag from None
             raise
-        return out[len(aad) :] if aad else out
+        return out[assoclen:] if assoclen else out
 
     def _gmac(self, op: Any) -> bytes:
         if len(op.iv) != 12:
             raise Unavailable("unsupported", "the kernel's gcm(aes) takes 12-byte nonces only")
-        if len(op.data) > MAX_REQUEST:
+        size = _nbytes(op.data)
+        if size > MAX_REQUEST:
             raise Unavailable("too-large", f"GMAC messages above {MAX_REQUEST} bytes")
         tfm = self._tfm(op.alg, op.key, op.tag_length)
         sock = self._op_socket(tfm)
-        data = bytes(op.data)
-        out = _aead_request(
-            sock, data, socket.ALG_OP_ENCRYPT, op.iv, len(data), len(data) + op.tag_length
-        )
-        return out[len(data) :]
+        # The message is all AAD: the kernel writes it back ahead of the tag.
+        out = _aead_request(sock, [op.data], _ENCRYPT, op.iv, size, size + op.tag_length)
+        return out[size:]
 
     def _digest(self, op: Any) -> bytes:
         tfm = self._tfm(op.alg, op.key if op.family == "mac" else None)
@@ -465,22 +488,19 @@ def _spliceable(data: Any) -> bool:
     return not view.readonly and view.c_contiguous
 
 
-def _request_send(sock: socket.socket, data: Any, direction: int, iv: bytes | None) -> None:
-    if iv is None:
-        sock.sendmsg_afalg([data], op=direction)
-    else:
-        sock.sendmsg_afalg([data], op=direction, iv=iv)
+def _nbytes(data: Any) -> int:
+    return len(data) if data.__class__ is bytes else memoryview(data).nbytes
 
 
-def _request(sock: socket.socket, data: Any, direction: int, iv: bytes | None, n: int) -> bytes:
-    _request_send(sock, data, direction, iv)
-    return _recv_exact(sock, n)
+def _send(sock: socket.socket, msg: Any, direction: int, iv: bytes | None, flags: int = 0) -> None:
+    """Send one cipher request: the buffers of ``msg``, its direction and IV (None for ECB)."""
+    sock.sendmsg_afalg(msg, op=direction, iv=iv or _NO_IV, flags=flags)
 
 
 def _aead_request(
-    sock: socket.socket, data: bytes, direction: int, iv: bytes, assoclen: int, n: int
+    sock: socket.socket, msg: list, direction: int, iv: bytes, assoclen: int, n: int
 ) -> bytes:
-    sock.sendmsg_afalg([data], op=direction, iv=iv, assoclen=assoclen)
+    sock.sendmsg_afalg(msg, op=direction, iv=iv, assoclen=assoclen)
     return _recv_exact(sock, n)
 
 
@@ -492,6 +512,15 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
             raise Unavailable("fault", f"short read from the kernel ({len(out)} of {n} bytes)")
         out += more
     return out
+
+
+def _recv_into_exact(sock: socket.socket, into: memoryview, n: int, got: int = 0) -> None:
+    """Fill ``into[:n]`` from the socket, however many reads it takes."""
+    while got < n:
+        more = sock.recv_into(into[got:n], n - got)
+        if not more:
+            raise Unavailable("fault", f"short read from the kernel ({got} of {n} bytes)")
+        got += more
 
 
 def _ccm_iv(nonce: bytes) -> bytes:
