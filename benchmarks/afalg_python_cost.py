@@ -36,6 +36,11 @@ class StandInSocket:
     def recv(self, n: int) -> bytes:
         return self.result
 
+    def recv_into(self, buf: memoryview, n: int = 0) -> int:
+        n = n or len(buf)
+        buf[:n] = self.result[:n]  # the kernel's copy into the caller's buffer
+        return n
+
 
 class _Claiming:
     """The stand-in engine as a provider sees it: available, claiming AES-128-CBC."""

@@ -297,12 +297,14 @@ def test_a_cipher_op_with_out_writes_its_result_there_and_returns_the_length(
 @pytest.mark.parametrize(
     "out, error",
     [
-        (bytearray(48), TypeError),
+        (bytes(48), TypeError),
         (memoryview(b"x" * 48), TypeError),
         (memoryview(bytearray(47)), ValueError),
+        (bytearray(47), ValueError),
         (memoryview(bytearray(96)).cast("H"), TypeError),
+        (memoryview(bytearray(96))[::2], TypeError),
     ],
-    ids=["bytearray", "readonly", "short", "wide-items"],
+    ids=["bytes", "readonly", "short", "short-bytearray", "wide-items", "strided"],
 )
 def test_cipher_out_must_be_a_writable_byte_view_with_room(out, error):
     op = ops.CipherOp("aes-128-ecb", "encrypt", KEY, None, bytes(48), out)

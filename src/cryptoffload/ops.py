@@ -19,8 +19,8 @@ FIELDS: dict[str, str] = {
     "iv": "bytes: the IV or initial counter block (cipher; None for ECB), the nonce (aead, GMAC)",
     "data": "bytes-like: the payload (plaintext, ciphertext, message); for an AEAD decrypt the "
     "ciphertext followed by its tag",
-    "out": "a writable byte memoryview with room for len(data) bytes, or None: where the "
-    "result goes instead of a new bytes (cipher; the caller's update_into buffer)",
+    "out": "a bytearray or writable byte memoryview with room for len(data) bytes, or None: "
+    "where the result goes instead of a new bytes (cipher; the caller's update_into buffer)",
     "aad": "bytes-like or None: associated data, authenticated and not encrypted (aead)",
     "tag_length": "int: bytes of authentication tag, produced on encrypt, expected at the end "
     "of data on decrypt (aead, GMAC)",
@@ -176,7 +176,7 @@ class CipherOp(Op):
         key: bytes,
         iv: bytes | None,
         data: Any,
-        out: memoryview | None = None,
+        out: bytearray | memoryview | None = None,
     ) -> None:
         self.alg = alg
         self.kind = kind

@@ -32,7 +32,7 @@ SILENT_FALLBACK_WINDOW = 100
 class _Route:
     """One engine's place on an algorithm's route: its size window and its counter cell."""
 
-    __slots__ = ("ceiling", "cell", "denied", "engine", "floor", "high", "low", "name")
+    __slots__ = ("ceiling", "cell", "denied", "engine", "floor", "high", "low", "name", "pending")
 
     def __init__(self, engine: Engine, low: int, high: int | None, denied: bool, cell: Cell):
         self.engine = engine
@@ -41,6 +41,7 @@ class _Route:
         self.high = high
         self.denied = denied
         self.cell = cell
+        self.pending = cell.pending
         # One chained comparison admits an op: floor <= size <= ceiling (denied: never).
         self.floor = _NEVER if denied else low
         self.ceiling = high if high is not None else sys.maxsize
@@ -124,9 +125,16 @@ class Lane:
         if len(pending) > FOLD_AT:
             self._cell.fold()
 
-    def run(self, op: Op) -> Any:
-        """Validate ``op``, run it on the first engine on the route that takes it, else software."""
-        validate_op(op)
+    def run(self, op: Op, checked: bool = False) -> Any:
+        """Validate ``op``, run it on the first engine on the route that takes it, else software.
+
+        ``checked=True`` is for a primitive whose every field of ``op`` it has already checked
+        or derived itself (a chained Cipher context: key and IV checked when it was made, the
+        IV carried on from them, the data checked in ``update``): checking again would run the
+        same checks twice per op.
+        """
+        if not checked:
+            validate_op(op)
         size = op.size
         declines: dict[str, str] = {}
         for route in self.routes:
@@ -146,7 +154,13 @@ class Lane:
                     self.provider._miss(route.name, "fault")
                     continue
                 else:
-                    self._answered(route, size)
+                    # _answered, inline: this is every offloaded op's way back.
+                    pending = route.pending
+                    pending.append(size)
+                    if len(pending) > FOLD_AT:
+                        route.cell.fold()
+                    if self.provider._misses:
+                        self.provider._hit(route.name)
                     return result
             else:
                 reason = route.refusal(size) or "unsupported"

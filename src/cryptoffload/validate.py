@@ -51,10 +51,19 @@ def block_aligned(mode: str, length: int) -> None:
         )
 
 
+def _byte_view(out: Any) -> bool:
+    return (
+        out.__class__ is memoryview and not out.readonly and out.format == "B" and out.c_contiguous
+    )
+
+
 def output_buffer(out: Any, length: int) -> None:
-    """A buffer results are written into: a writable byte memoryview with room for ``length``."""
-    if not isinstance(out, memoryview) or out.readonly or out.itemsize != 1:
-        raise TypeError(f"out must be a writable memoryview of bytes, got {type(out).__name__}")
+    """A buffer results are written into: a bytearray or a writable, contiguous byte memoryview
+    with room for ``length`` bytes."""
+    if out.__class__ is not bytearray and not _byte_view(out):
+        raise TypeError(
+            f"out must be a bytearray or a writable memoryview of bytes, got {type(out).__name__}"
+        )
     if len(out) < length:
         raise ValueError(f"out must have room for {length} bytes, has {len(out)}")
 
@@ -187,7 +196,7 @@ def _cipher_op(op: Any) -> None:
         block_aligned(mode, len(data))
     out = op.out
     if out is not None and (
-        out.__class__ is not memoryview or out.readonly or out.itemsize != 1 or len(out) < len(data)
+        (out.__class__ is not bytearray and not _byte_view(out)) or len(out) < len(data)
     ):
         output_buffer(out, len(data))
 
@@ -322,15 +331,15 @@ OP_CHECKS: dict[str, dict[str, Callable[[Any], None]]] = {
     "dh": {"exchange": _dh_op},
     "rng": {"seed": _rng_op},
 }
-_NO_KINDS: dict[str, Callable[[Any], None]] = {}
 
 
 def validate_op(op: Any) -> None:
     """Every check that applies to ``op``, before any engine sees it; ValueError for a
     family/kind that ops.CONTRACT does not list."""
-    check = OP_CHECKS.get(op.family, _NO_KINDS).get(op.kind)
-    if check is None:
+    try:
+        check = OP_CHECKS[op.family][op.kind]
+    except KeyError:
         raise ValueError(
             f"unknown operation {op.family!r}/{op.kind!r}; ops.CONTRACT lists the ones there are"
-        )
+        ) from None
     check(op)
