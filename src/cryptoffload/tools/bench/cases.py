@@ -125,12 +125,14 @@ def _drbg(p: Provider, block: int) -> Callable[[], object]:
 
 
 @functools.cache
-def _rsa_key(bits: int) -> c_rsa.RSAPrivateKey:
+def bench_rsa_key(bits: int) -> c_rsa.RSAPrivateKey:
+    """One RSA key per size for every row of a run (generated once)."""
     return c_rsa.generate_private_key(65537, bits)
 
 
 @functools.cache
-def _ec_key(curve: str, which: int) -> c_ec.EllipticCurvePrivateKey:
+def bench_ec_key(curve: str, which: int) -> c_ec.EllipticCurvePrivateKey:
+    """Key number ``which`` on ``curve`` for every row of a run (generated once)."""
     return c_ec.generate_private_key(
         {"p256": c_ec.SECP256R1, "p384": c_ec.SECP384R1, "p521": c_ec.SECP521R1}[curve]()
     )
@@ -147,10 +149,10 @@ _MSG = b"cryptoffload benchmark message, 48 bytes long..."
 def _rsa(bits: int, side: str) -> Builder:
     def build(p: Provider, block: int) -> Callable[[], object]:
         sha = HASH_CLASSES["sha256"]()
-        key = rsa.RSAPrivateKey(_rsa_key(bits), provider=p)
+        key = rsa.RSAPrivateKey(bench_rsa_key(bits), provider=p)
         if side == "private":
             return functools.partial(key.sign, _MSG, padding.PKCS1v15(), sha)
-        sig = _rsa_key(bits).sign(_MSG, padding.PKCS1v15(), sha)
+        sig = bench_rsa_key(bits).sign(_MSG, padding.PKCS1v15(), sha)
         return functools.partial(key.public_key().verify, sig, _MSG, padding.PKCS1v15(), sha)
 
     return build
@@ -159,7 +161,7 @@ def _rsa(bits: int, side: str) -> Builder:
 def _ecdsa(curve: str, op: str) -> Builder:
     def build(p: Provider, block: int) -> Callable[[], object]:
         algorithm = ec.ECDSA(HASH_CLASSES["sha384" if curve != "p256" else "sha256"]())
-        raw = _ec_key(curve, 0)
+        raw = bench_ec_key(curve, 0)
         if op == "sign":
             return functools.partial(
                 ec.EllipticCurvePrivateKey(raw, provider=p).sign, _MSG, algorithm
@@ -173,8 +175,8 @@ def _ecdsa(curve: str, op: str) -> Builder:
 
 def _ecdh(curve: str) -> Builder:
     def build(p: Provider, block: int) -> Callable[[], object]:
-        mine = ec.EllipticCurvePrivateKey(_ec_key(curve, 0), provider=p)
-        peer = _ec_key(curve, 1).public_key()
+        mine = ec.EllipticCurvePrivateKey(bench_ec_key(curve, 0), provider=p)
+        peer = bench_ec_key(curve, 1).public_key()
 
         def agree() -> bytes:
             # A fresh peer object each time, so its validation is paid as in a real handshake.

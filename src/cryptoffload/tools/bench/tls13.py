@@ -22,7 +22,7 @@ from cryptoffload.hmac import HMAC
 from cryptoffload.names import HASH_CLASSES
 from cryptoffload.policy import Policy
 from cryptoffload.provider import SOFTWARE, Provider
-from cryptoffload.tools.bench.cases import _ec_key, _rsa_key
+from cryptoffload.tools.bench.cases import bench_ec_key, bench_rsa_key
 from cryptoffload.tools.bench.runner import Progress, row_providers
 from cryptoffload.tools.bench.timing import measure, summarize
 
@@ -34,9 +34,9 @@ _HEADER = bytes([23, 3, 3, 0, 0])
 
 def _pieces(p: Provider) -> dict[str, Callable[[], object]]:
     sha = HASH_CLASSES["sha256"]()
-    peer = _ec_key("p256", 1).public_key()
-    signer = ec.EllipticCurvePrivateKey(_ec_key("p256", 0), provider=p)
-    rsa_key = rsa.RSAPrivateKey(_rsa_key(2048), provider=p)
+    peer = bench_ec_key("p256", 1).public_key()
+    signer = ec.EllipticCurvePrivateKey(bench_ec_key("p256", 0), provider=p)
+    rsa_key = rsa.RSAPrivateKey(bench_rsa_key(2048), provider=p)
     pss = padding.PSS(padding.MGF1(sha), padding.PSS.DIGEST_LENGTH)
     transcript = bytes(32)
 
