@@ -156,7 +156,7 @@ class EllipticCurvePrivateKey(PrivateKey):
             lane.count(0)
             return out
         digest, hash_alg = digest_for(data, signature_algorithm.algorithm)
-        deterministic = bool(getattr(signature_algorithm, "deterministic_signing", False))
+        deterministic = bool(signature_algorithm.deterministic_signing)
         return lane.run(
             EcdsaOp(lane.alg, "sign", self._key, digest, hash_alg, deterministic=deterministic)
         )
