@@ -23,7 +23,6 @@ from cryptography.exceptions import (
 from cryptography.hazmat.decrepit.ciphers.algorithms import Camellia
 from cryptography.hazmat.decrepit.ciphers.modes import CFB8
 from cryptography.hazmat.primitives import hashes as _hashes
-from cryptography.hazmat.primitives.asymmetric import dh as _dh
 from cryptography.hazmat.primitives.asymmetric import ec as _ec
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
@@ -763,7 +762,7 @@ DH_BAD_Y = {
 
 
 def _dh_peer_y(y: int) -> Any:
-    return _dh.DHPublicNumbers(y, DH_KEY.parameters().parameter_numbers()).public_key()
+    return dh.DHPublicNumbers(y, DH_KEY.parameters().parameter_numbers()).public_key()
 
 
 @pytest.mark.parametrize("y", list(DH_BAD_Y.values()), ids=list(DH_BAD_Y))

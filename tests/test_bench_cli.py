@@ -349,13 +349,13 @@ def test_compare_json_lists_the_changes(capsys, two_runs):
         assert isinstance(c["change"], float) and isinstance(c["beyond_noise"], bool)
 
 
-def test_compare_runs_without_common_rows_says_so(capsys, tmp_path):
+def test_compare_runs_without_common_rows_exits_2_and_says_so(capsys, tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(json.dumps({"rows": []}))
     b.write_text(json.dumps({"rows": []}))
-    code, out, _ = run_cli(capsys, "compare", str(a), str(b))
-    assert code == 0
-    assert "no rows in common" in out
+    code, out, err = run_cli(capsys, "compare", str(a), str(b))
+    assert code == 2 and out == ""
+    assert "no rows in common" in err
 
 
 def test_compare_non_json_file_exits_2(capsys, tmp_path, two_runs):

@@ -163,103 +163,22 @@ def test_print_table_shows_rows_machine_and_busy_warning():
     assert "40% of a core" in text
 
 
-# -- compare ----------------------------------------------------------------------------------
-
-
-def _run(*rows: dict) -> dict:
-    return {"machine": {}, "settings": {}, "rows": list(rows)}
-
-
-def test_compare_computes_change_and_flags_beyond_noise():
-    before = _run(_row("software", 100.0, trials=[98.0, 100.0, 101.0]))
-    after = _run(_row("software", 120.0, trials=[118.0, 120.0, 125.0]))
-    (change,) = report.compare(before, after)
-    assert change["before"] == 100.0 and change["after"] == 120.0
-    assert change["change"] == pytest.approx(0.2)
-    assert change["beyond_noise"] is True
-    for key in ("algorithm", "operation", "engine", "block", "unit"):
-        assert change[key] == after["rows"][0][key]
-
-
-def test_compare_slower_beyond_noise_has_negative_change():
-    before = _run(_row("software", 100.0, trials=[99.0, 100.0, 101.0]))
-    after = _run(_row("software", 80.0, trials=[79.0, 80.0, 81.0]))
-    (change,) = report.compare(before, after)
-    assert change["change"] == pytest.approx(-0.2)
-    assert change["beyond_noise"] is True
-
-
-def test_compare_overlapping_trials_are_within_noise():
-    before = _run(_row("software", 100.0, trials=[95.0, 100.0, 110.0]))
-    after = _run(_row("software", 105.0, trials=[104.0, 105.0, 106.0]))
-    (change,) = report.compare(before, after)
-    assert change["change"] == pytest.approx(0.05)
-    assert change["beyond_noise"] is False
-
-
-def test_compare_touching_ranges_are_within_noise():
-    before = _run(_row("software", 100.0, trials=[99.0, 100.0, 104.0]))
-    after = _run(_row("software", 106.0, trials=[104.0, 106.0, 108.0]))
-    (change,) = report.compare(before, after)
-    assert change["beyond_noise"] is False
-
-
-def test_compare_without_trials_uses_the_medians():
-    before = _run(_row("software", 100.0, trials=[]))
-    after = _run(_row("software", 100.0, trials=[]))
-    (change,) = report.compare(before, after)
-    assert change["change"] == 0.0 and change["beyond_noise"] is False
-
-
-def test_compare_skips_rows_missing_or_unmeasured_in_either_run():
-    shared = _row("software", 100.0)
-    only_before = _row("software", 50.0, algorithm="sha256", operation="digest")
-    only_after = _row("software", 70.0, algorithm="sha384", operation="digest")
-    other_size = _row("software", 300.0, block=1024)
-    declined_after = _row("decliner", None, note="not offloaded (unsupported x3)")
-    before = _run(shared, only_before, _row("decliner", 90.0), _row("software", 200.0, block=64))
-    after = _run(shared, only_after, declined_after, other_size)
-    changes = report.compare(before, after)
-    assert [(c["algorithm"], c["engine"], c["block"]) for c in changes] == [
-        ("aes-128-gcm", "software", 16384)
-    ]
-
-
-def test_compare_keys_rows_by_engine_too():
-    before = _run(_row("software", 100.0), _row("caam", 50.0))
-    after = _run(_row("caam", 60.0), _row("software", 100.0))
-    changes = report.compare(before, after)
-    assert [(c["engine"], c["before"], c["after"]) for c in changes] == [
-        ("caam", 50.0, 60.0),
-        ("software", 100.0, 100.0),
-    ]
-
-
-def test_print_comparison_names_rows_and_marks_noise():
-    before = _run(_row("software", 100.0, trials=[99.0, 100.0]))
-    after = _run(_row("software", 150.0, trials=[149.0, 150.0]))
-    console = Console(record=True, width=200)
-    report.print_comparison(report.compare(before, after), console)
-    text = console.export_text()
-    assert "aes-128-gcm" in text and "+50.0%" in text and "beyond noise" in text
-
-
 # -- sweep crossover on synthetic curves ------------------------------------------------------
 
 
-def test_crossover_crosses_between_two_sizes_log_linearly():
+def test_crossover_crosses_between_two_sizes_log_log():
     points = [(64, 0.5), (256, 0.8), (1024, 2.0), (16384, 4.0)]
     c = sweep.crossover(points)
     assert c["kind"] == "crosses"
     assert 256 < c["size"] < 1024
-    # on a log(size) axis, ratio 1 lies 1/6 of the way from (256, 0.8) to (1024, 2.0)
-    expected = math.exp(math.log(256) + (1 - 0.8) / (2.0 - 0.8) * math.log(1024 / 256))
-    assert c["size"] == round(expected)
-    assert c["size"] == round(256 * 4 ** (1 / 6))
+    # in log(size) and log(ratio), ratio 1 lies ln(1/0.8)/ln(2.0/0.8) of the way from 256 to 1024
+    t = math.log(1 / 0.8) / math.log(2.0 / 0.8)
+    assert c["size"] == round(math.exp(math.log(256) + t * math.log(1024 / 256)))
+    assert c["size"] == round(256 * 4**t)
 
 
 def test_crossover_midpoint_in_log_space_is_geometric_mean():
-    c = sweep.crossover([(100, 0.5), (10000, 1.5)])
+    c = sweep.crossover([(100, 0.5), (10000, 2.0)])
     assert c == {"size": 1000, "kind": "crosses"}
 
 
@@ -285,8 +204,8 @@ def test_crossover_falls_when_faster_only_below_a_size():
     c = sweep.crossover([(64, 2.0), (1024, 0.5)])
     assert c["kind"] == "falls"
     assert 64 < c["size"] < 1024
-    expected = math.exp(math.log(64) + (1 - 2.0) / (0.5 - 2.0) * math.log(1024 / 64))
-    assert c["size"] == round(expected)
+    t = math.log(2.0) / math.log(2.0 / 0.5)
+    assert c["size"] == round(math.exp(math.log(64) + t * math.log(1024 / 64)))
 
 
 @pytest.mark.parametrize(

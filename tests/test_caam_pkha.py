@@ -8,7 +8,7 @@ import random
 import pytest
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import dh, ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import (
     Prehashed,
     decode_dss_signature,
@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 )
 from vectors.loaders import ecdsa_sigver_vectors
 
+from cryptoffload import dh
 from cryptoffload.blocks.curves import CURVES, Curve
 from cryptoffload.blocks.ffdhe import FFDHE_GROUPS
 from cryptoffload.caam import status

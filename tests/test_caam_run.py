@@ -393,3 +393,88 @@ def test_python_m_cryptoffload(tmp_path: Path) -> None:
     proc = subprocess.run([*cmd, *CBC_WORDS], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert cbc_encrypt(KEY, IV, MSG).hex() in proc.stdout
+
+
+# Long outputs: elided on the terminal, whole in JSON and in files.
+
+BIG_MSG = bytes(range(256)) * 4
+BIG_CBC_WORDS = split(
+    "b080000c 02200010 @key 12200010 @iv 82100101 22120400 @msg 60300400 @ct 52200010 @iv"
+)
+
+
+def big_cbc_args(*extra: str, out: str = "ct=1024") -> list[str]:
+    args = ["caam", "run", *extra, "--in", f"key=hex:{KEY.hex()}", "--in", f"iv=hex:{IV.hex()}"]
+    return [*args, "--in", f"msg=hex:{BIG_MSG.hex()}", "--out", out, *BIG_CBC_WORDS]
+
+
+def test_long_buffers_show_their_ends_on_the_terminal_unless_full(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    want = cbc_encrypt(KEY, IV, BIG_MSG)
+    rc, out, err = run_cli(capsys, big_cbc_args())
+    assert rc == 0
+    assert out.splitlines()[1] == (
+        f"output ct (1024 bytes): {want[:32].hex()} ... (960 bytes not shown) ... "
+        f"{want[-32:].hex()}"
+    )
+    assert "--full prints them whole" in err and want.hex() not in out
+    rc, out, err = run_cli(capsys, big_cbc_args("--full"))
+    assert rc == 0 and out.splitlines()[1] == f"output ct (1024 bytes): {want.hex()}"
+    assert "not shown" not in out + err
+
+
+def test_json_keeps_long_buffers_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run_cli(capsys, big_cbc_args("--json"))
+    data = json.loads(out)
+    assert rc == 0 and err == ""
+    assert data["outputs"]["ct"] == cbc_encrypt(KEY, IV, BIG_MSG).hex()
+    assert data["written"] == {}
+
+
+def test_out_size_at_file_writes_the_buffer_to_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "ct.bin"
+    want = cbc_encrypt(KEY, IV, BIG_MSG)
+    rc, out, err = run_cli(capsys, big_cbc_args(out=f"ct=1024@{path}"))
+    assert rc == 0 and path.read_bytes() == want
+    assert out.splitlines()[1].startswith(f"output ct (1024 bytes, written to {path}): ")
+    assert err == ""  # the only long buffer is in a file: no hint needed
+    rc, out, _ = run_cli(capsys, big_cbc_args("--json", out=f"ct=1024@{path}"))
+    assert json.loads(out)["written"] == {"ct": str(path)}
+
+
+def test_out_file_is_written_whatever_the_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "x.bin"
+    rc, out, _ = run_cli(capsys, ["caam", "run", "--out", f"x=4@{path}", "b0800000"])
+    assert rc == 1 and path.read_bytes() == bytes(4)
+    assert f"output x (4 bytes, written to {path}): 00000000" in out
+
+
+def test_out_file_that_cannot_be_written_is_bad_usage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "missing-dir" / "ct.bin"
+    rc, _, err = run_cli(capsys, big_cbc_args(out=f"ct=1024@{path}"))
+    assert rc == 2 and f"--out ct: cannot write {path}: No such file or directory" in err
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("ct=16@", "no file after '@'; expected NAME=SIZE@FILE"),
+        ("ct=@out.bin", r"number of bytes \(NAME=SIZE or NAME=SIZE@FILE\), got ''"),
+        ("ct=0@out.bin", "size from 1 to"),
+    ],
+)
+def test_bad_out_file_specs(spec: str, message: str) -> None:
+    with pytest.raises(WorkbenchError, match=message):
+        parse_buffer(spec, output=True)
+
+
+def test_out_spec_with_a_file() -> None:
+    buf = parse_buffer("ct=0x10@dir/ct@1.bin", output=True)
+    assert buf == Buffer("ct", bytes(16), output=True, path="dir/ct@1.bin")

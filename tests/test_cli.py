@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from doubles import DecliningEngine, TakeAllEngine
+from doubles import AbsentEngine, DecliningEngine, TakeAllEngine
 
 from cryptoffload import engines
 from cryptoffload.tools import cli, selftest
@@ -111,3 +111,92 @@ def test_engine_lists_keep_commas_inside_kernel_template_driver_names():
         "afalg",
     ]
     assert comma_list("a,,b") == ["a", "b"]
+
+
+# -- --engines LIST, as bench and sweep take it ------------------------------------------------
+
+
+@pytest.fixture
+def made(monkeypatch) -> list[str]:
+    """Register doubles ``absent``, ``decliner`` and ``tmpl:ARG``; collect the specs built."""
+    built: list[str] = []
+
+    def factory(kind, make):
+        def build(arg):
+            built.append(f"{kind}:{arg}" if arg else kind)
+            return make(arg)
+
+        return build
+
+    monkeypatch.setitem(engines.FACTORIES, "absent", factory("absent", lambda a: AbsentEngine()))
+    monkeypatch.setitem(
+        engines.FACTORIES, "decliner", factory("decliner", lambda a: DecliningEngine())
+    )
+    monkeypatch.setitem(
+        engines.FACTORIES, "tmpl", factory("tmpl", lambda a: DecliningEngine(name=f"tmpl:{a}"))
+    )
+    return built
+
+
+def test_engines_takes_a_comma_separated_engines_list(capsys, made):
+    code, out, _ = run_cli(capsys, "engines", "--json", "--engines", "software,absent,decliner")
+    assert code == 0 and made == ["absent", "decliner"]
+    rows = {row["name"]: row["available"] for row in json.loads(out)["engines"]}
+    assert rows == {"absent": False, "decliner": True, "software": True}
+
+
+def test_engines_list_keeps_commas_inside_parentheses(capsys, made):
+    spec = "tmpl:gcm_base(ctr(aes-generic),ghash-generic)"
+    code, out, _ = run_cli(capsys, "engines", "--json", "--engines", f"{spec},absent")
+    assert code == 0 and made == [spec, "absent"]
+    assert [row["name"] for row in json.loads(out)["engines"]] == [spec, "absent", "software"]
+
+
+def test_engine_and_engines_options_add_up_in_the_order_given(capsys, made):
+    code, _, _ = run_cli(
+        capsys, "selftest", "--json", "--engine", "absent", "--engines", "decliner,software"
+    )
+    assert code == 0 and made == ["absent", "decliner"]
+
+
+def test_selftest_json_lists_every_engine_asked_for_with_its_status_and_reason(capsys, made):
+    code, out, _ = run_cli(capsys, "selftest", "--json", "--engines", "absent,decliner")
+    data = json.loads(out)
+    assert code == 0
+    by_name = {row["name"]: row for row in data["engines"]}
+    assert list(by_name) == ["absent", "decliner", "software"]
+    assert by_name["absent"] == {
+        "name": "absent",
+        "tested": False,
+        "reason": "no /dev/absent on this machine",
+        "checks": 0,
+        "failed": 0,
+    }
+    checked = sum(r["engine"] == "decliner" for r in data["results"])
+    assert by_name["decliner"]["tested"] and by_name["decliner"]["checks"] == checked > 0
+    assert by_name["software"]["tested"] and by_name["software"]["reason"] == ""
+
+
+def test_selftest_says_why_an_engine_claiming_nothing_it_checks_was_not_tested(monkeypatch, capsys):
+    odd = DecliningEngine(name="odd", algorithms={"aes-192-gcm"})
+    monkeypatch.setitem(engines.FACTORIES, "odd", lambda arg: odd)
+    code, out, _ = run_cli(capsys, "selftest", "--json", "--engines", "odd")
+    (row,) = [r for r in json.loads(out)["engines"] if r["name"] == "odd"]
+    assert code == 0 and not row["tested"] and "claims none of the algorithms" in row["reason"]
+    code, out, _ = run_cli(capsys, "selftest", "--engines", "odd")
+    assert "engine odd not tested: claims none of the algorithms" in out
+    assert "on 1 engine(s): all passed" in out
+
+
+def test_bad_policy_env_is_bad_usage_naming_the_variable_and_path(monkeypatch, capsys, tmp_path):
+    from cryptoffload import set_default_provider
+
+    missing = tmp_path / "nowhere.toml"
+    monkeypatch.setenv("CRYPTOFFLOAD_POLICY", str(missing))
+    set_default_provider(None)
+    try:
+        code, _, err = run_cli(capsys, "engines")
+    finally:
+        set_default_provider(None)
+    assert code == 2
+    assert f"cryptoffload engines: CRYPTOFFLOAD_POLICY={missing}: cannot read" in err

@@ -4,8 +4,8 @@ import functools
 import random
 
 import pytest
-from cryptography.hazmat.primitives.asymmetric import dh
 
+from cryptoffload import dh
 from cryptoffload.blocks.ffdhe import FFDHE_GROUPS, Group, group_for_prime
 
 # (name, b, X) from RFC 7919 appendix A.

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes as _hashes
-from cryptography.hazmat.primitives.asymmetric import dh as _dh
 from cryptography.hazmat.primitives.asymmetric import ec as _ec
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
@@ -30,7 +29,7 @@ KEY = bytes(range(16))
 RSA_KEY = _rsa.generate_private_key(65537, 2048)
 EC_KEY = _ec.generate_private_key(_ec.SECP256R1())
 EC_PEER = _ec.generate_private_key(_ec.SECP256R1()).public_key()
-DH_PARAMS = _dh.DHParameterNumbers(dh.group("ffdhe2048").p, 2).parameters()
+DH_PARAMS = dh.DHParameterNumbers(dh.group("ffdhe2048").p, 2).parameters()
 DH_KEY = DH_PARAMS.generate_private_key()
 DH_PEER = DH_PARAMS.generate_private_key().public_key()
 DIGEST = _hashes.Hash(_hashes.SHA256())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from cryptoffload.policy import DEFAULT_MIN_SIZE, Policy
@@ -82,3 +84,101 @@ def test_invalid_toml_names_the_file(tmp_path):
 def test_from_env_without_variable_is_default(monkeypatch):
     monkeypatch.delenv("CRYPTOFFLOAD_POLICY", raising=False)
     assert Policy.from_env() == Policy()
+
+
+# -- names that match no algorithm --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "entry", "suggested"),
+    [
+        ({"require": ["aes-999-gcm"]}, "require entry 'aes-999-gcm'", "'aes-192-gcm'"),
+        ({"deny": ["sha-256"]}, "deny entry 'sha-256'", "'sha256'"),
+        ({"min_size": {"aes-128-cbcc": 64}}, "min_size entry 'aes-128-cbcc'", "'aes-128-cbc'"),
+        ({"max_size": {"AES-128-GCM": 64}}, "max_size entry 'AES-128-GCM'", "'aes-128-gcm'"),
+        ({"deny": ["drgb"]}, "deny entry 'drgb'", "did you mean 'drbg'?"),
+    ],
+)
+def test_unknown_algorithm_names_are_refused_naming_the_entry_and_close_names(
+    kwargs, entry, suggested
+):
+    with pytest.raises(ValueError, match="is not an algorithm name") as caught:
+        Policy(**kwargs)
+    assert entry in str(caught.value) and suggested in str(caught.value)
+
+
+@pytest.mark.parametrize("field", ["require", "deny", "min_size", "max_size"])
+def test_glob_matching_no_algorithm_is_refused(field):
+    value = {"aes-*-cbcc": 1} if field.endswith("size") else ["aes-*-cbcc"]
+    with pytest.raises(ValueError, match=rf"{field} entry 'aes-\*-cbcc' matches no algorithm"):
+        Policy(**{field: value})
+
+
+def test_name_far_from_every_algorithm_says_what_is_expected():
+    with pytest.raises(ValueError, match="expected a name like aes-128-gcm"):
+        Policy(require=["blowfish"])
+
+
+def test_every_algorithm_name_and_glob_that_matches_one_is_accepted():
+    from cryptoffload.names import all_algorithms
+
+    names = all_algorithms()
+    globs = ["*", "aes-*-gcm", "hmac-sha*", "ecdsa-*-sign", "ffdhe*", "rsa-?048-*"]
+    p = Policy(require=names, deny=globs, min_size=dict.fromkeys(names + globs, 0))
+    assert p.requires("drbg") and p.denies("rsa-2048-public")
+
+
+def test_policy_file_with_an_unknown_algorithm_names_the_file_and_entry(tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text('require = ["aes-256-gcm", "aes-999-gcm"]\n')
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: require entry 'aes-999-gcm'"):
+        Policy.load(path)
+    with pytest.raises(ValueError, match=r"^policy: deny entry 'sha-1'"):
+        Policy.from_dict({"deny": ["sha-1"]})
+
+
+# -- CRYPTOFFLOAD_POLICY ------------------------------------------------------------------------
+
+
+def test_policy_env_naming_a_missing_file_names_the_variable_and_the_path(monkeypatch, tmp_path):
+    missing = tmp_path / "nowhere.toml"
+    monkeypatch.setenv("CRYPTOFFLOAD_POLICY", str(missing))
+    with pytest.raises(ValueError) as caught:
+        Policy.from_env()
+    message = str(caught.value)
+    assert message.startswith(f"CRYPTOFFLOAD_POLICY={missing}: cannot read the policy file")
+    assert "No such file or directory" in message and "unset it" in message
+
+
+def test_policy_env_naming_a_bad_file_names_the_variable_and_the_entry(monkeypatch, tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text('deny = ["sha-1"]\n')
+    monkeypatch.setenv("CRYPTOFFLOAD_POLICY", str(path))
+    with pytest.raises(
+        ValueError, match=rf"^CRYPTOFFLOAD_POLICY={re.escape(str(path))}: deny entry 'sha-1'"
+    ):
+        Policy.from_env()
+
+
+def test_policy_env_naming_a_good_file_is_the_policy_in_it(monkeypatch, tmp_path):
+    path = tmp_path / "p.toml"
+    Policy(deny=["sha1"]).save(path)
+    monkeypatch.setenv("CRYPTOFFLOAD_POLICY", str(path))
+    assert Policy.from_env() == Policy(deny=["sha1"])
+
+
+def test_bad_policy_env_raises_on_the_first_operation_and_every_one_after(monkeypatch, tmp_path):
+    # The default provider is built on first use: a policy that cannot be read must stop the
+    # operation there, with the variable named, rather than run under another policy.
+    from cryptoffload import set_default_provider
+    from cryptoffload.aead import AESGCM
+
+    missing = tmp_path / "nowhere.toml"
+    monkeypatch.setenv("CRYPTOFFLOAD_POLICY", str(missing))
+    set_default_provider(None)
+    try:
+        for _ in range(2):
+            with pytest.raises(ValueError, match=re.escape(f"CRYPTOFFLOAD_POLICY={missing}:")):
+                AESGCM(bytes(16)).encrypt(bytes(12), b"data", None)
+    finally:
+        set_default_provider(None)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric import dh as _dh
+from cryptography.utils import CryptographyDeprecationWarning
 
 from cryptoffload import validate
 from cryptoffload._keys import PrivateKey, PublicKey
@@ -13,9 +16,49 @@ from cryptoffload.blocks.ffdhe import FFDHE_GROUPS, Group, group_for_prime
 from cryptoffload.ops import DhOp
 from cryptoffload.provider import Provider
 
-__all__ = ["GROUPS", "DHPrivateKey", "DHPublicKey", "generate_private_key", "group"]
+__all__ = [
+    "GROUPS",
+    "DHParameterNumbers",
+    "DHPrivateKey",
+    "DHPrivateNumbers",
+    "DHPublicKey",
+    "DHPublicNumbers",
+    "generate_private_key",
+    "group",
+    "quiet_ffdh_warning",
+]
 
 GROUPS = tuple(FFDHE_GROUPS)
+
+#: The start of the warning `cryptography` (50 and later) gives for any use of its FFDH API.
+FFDH_WARNING = r"Diffie-Hellman over finite fields \(FFDH\) is deprecated"
+
+
+@contextlib.contextmanager
+def quiet_ffdh_warning() -> Iterator[None]:
+    """Hide `cryptography`'s FFDH deprecation warning, and no other, inside the block.
+
+    cryptoffload uses FFDH on purpose (the RFC 7919 groups), so its own calls must not warn
+    the user. Like ``warnings.catch_warnings``, which it uses, it swaps the process's filter
+    list: keep it around single calls (a key load), never around user code.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=FFDH_WARNING, category=CryptographyDeprecationWarning
+        )
+        yield
+
+
+# Each read of a name from cryptography's dh module warns: read them once, here.
+with quiet_ffdh_warning():
+    from cryptography.hazmat.primitives.asymmetric.dh import (
+        DHParameterNumbers,
+        DHPrivateNumbers,
+        DHPublicNumbers,
+    )
+    from cryptography.hazmat.primitives.asymmetric.dh import DHParameters as _DHParameters
+    from cryptography.hazmat.primitives.asymmetric.dh import DHPrivateKey as _RawPrivateKey
+    from cryptography.hazmat.primitives.asymmetric.dh import DHPublicKey as _RawPublicKey
 
 
 def group(name: str) -> Group:
@@ -29,9 +72,9 @@ def group(name: str) -> Group:
 
 
 @functools.cache
-def _parameters(name: str) -> _dh.DHParameters:
+def _parameters(name: str) -> _DHParameters:
     g = group(name)
-    return _dh.DHParameterNumbers(g.p, g.g).parameters()
+    return DHParameterNumbers(g.p, g.g).parameters()
 
 
 def _group_of(key: Any) -> str:
@@ -46,10 +89,10 @@ class DHPublicKey(PublicKey):
     """A DH public value y in one of the FFDHE groups."""
 
     __slots__ = ("_domain", "_validated")
-    _WRAPS = _dh.DHPublicKey
+    _WRAPS = _RawPublicKey
     _EXPECTED = "a DH public key"
 
-    def __init__(self, key: _dh.DHPublicKey, *, provider: Provider | None = None) -> None:
+    def __init__(self, key: _RawPublicKey, *, provider: Provider | None = None) -> None:
         super().__init__(key, provider=provider)
         self._domain = _group_of(key)
         self._validated = False
@@ -64,7 +107,7 @@ class DHPublicKey(PublicKey):
         if not isinstance(y, int) or isinstance(y, bool):
             raise TypeError(f"y must be an int or bytes, got {type(y).__name__}")
         g = group(group_name)
-        numbers = _dh.DHPublicNumbers(y, _dh.DHParameterNumbers(g.p, g.g))
+        numbers = DHPublicNumbers(y, DHParameterNumbers(g.p, g.g))
         return cls(numbers.public_key(), provider=provider)
 
     @property
@@ -87,12 +130,12 @@ class DHPrivateKey(PrivateKey):
     """A DH private key in one of the FFDHE groups."""
 
     __slots__ = ("_domain",)
-    _WRAPS = _dh.DHPrivateKey
+    _WRAPS = _RawPrivateKey
     _EXPECTED = "a DH private key"
     _PUBLIC = DHPublicKey
     _WHERE = "in"
 
-    def __init__(self, key: _dh.DHPrivateKey, *, provider: Provider | None = None) -> None:
+    def __init__(self, key: _RawPrivateKey, *, provider: Provider | None = None) -> None:
         super().__init__(key, provider=provider)
         self._domain = _group_of(key)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import functools
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -11,11 +13,33 @@ from typing import Any
 
 import tomli_w
 
+from cryptoffload.names import all_algorithms
+
 ENV_VAR = "CRYPTOFFLOAD_POLICY"
 
 #: Built in when neither the policy nor the engine says otherwise. The QorIQ article measured
 #: AES-CBC/CTR/ECB below ~128 bytes as faster in software and chose 256 bytes; GCM always pays.
 DEFAULT_MIN_SIZE: dict[str, int] = {"aes-*-cbc": 256, "aes-*-ctr": 256, "aes-*-ecb": 256}
+
+
+@functools.cache
+def _known() -> tuple[str, ...]:
+    return tuple(all_algorithms())
+
+
+def _check_algorithm(name: str, pattern: str) -> None:
+    """ValueError unless ``pattern`` is an algorithm name or a glob matching at least one."""
+    known = _known()
+    if pattern in known or any(fnmatch.fnmatchcase(alg, pattern) for alg in known):
+        return
+    glob = any(c in pattern for c in "*?[")
+    what = "matches no algorithm name" if glob else "is not an algorithm name"
+    close = [repr(c) for c in difflib.get_close_matches(pattern.lower(), known, n=3)]
+    listed = " or ".join(filter(None, [", ".join(close[:-1]), *close[-1:]]))
+    hint = f"did you mean {listed}?" if close else "expected a name like aes-128-gcm"
+    raise ValueError(
+        f"{name} entry {pattern!r} {what}; {hint} (`cryptoffload engines -v` lists the names)"
+    )
 
 
 def _check_sizes(name: str, sizes: Mapping[str, int] | None) -> dict[str, int]:
@@ -31,6 +55,7 @@ def _check_sizes(name: str, sizes: Mapping[str, int] | None) -> dict[str, int]:
             raise TypeError(f"{name} entries must be str -> int, got {alg!r}: {size!r}")
         if size < 0:
             raise ValueError(f"{name}[{alg!r}] must be >= 0 bytes, got {size}")
+        _check_algorithm(name, alg)
         out[alg] = size
     return out
 
@@ -44,6 +69,7 @@ def _check_names(name: str, names: Iterable[str] | None) -> tuple[str, ...]:
     for alg in out:
         if not isinstance(alg, str):
             raise TypeError(f"{name} entries must be algorithm names (str), got {alg!r}")
+        _check_algorithm(name, alg)
     return out
 
 
@@ -62,7 +88,8 @@ class Policy:
     payload; an op outside the range runs in software, counted as ``below-threshold`` or
     ``too-large``. ``deny`` lists algorithms never offloaded (``denied``). ``require`` lists
     algorithms that must be offloaded: when no engine takes one, :class:`OffloadRequired` is raised
-    instead of running software.
+    instead of running software. A name that is no algorithm, or a glob that matches none, is a
+    ValueError: a typo in a policy must not pass unnoticed.
     """
 
     __slots__ = ("deny", "max_size", "min_size", "require")
@@ -139,14 +166,15 @@ class Policy:
             raise ValueError(f"{source}: {exc}") from None
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Policy:
-        """Read a policy file (TOML)."""
+    def load(cls, path: str | os.PathLike[str], *, source: str | None = None) -> Policy:
+        """Read a policy file (TOML); errors start with ``source`` (default: the path)."""
         path = Path(path)
+        source = source or str(path)
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path}: not valid TOML: {exc}") from None
-        return cls.from_dict(data, source=str(path))
+            raise ValueError(f"{source}: not valid TOML: {exc}") from None
+        return cls.from_dict(data, source=source)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write this policy as TOML."""
@@ -154,6 +182,18 @@ class Policy:
 
     @classmethod
     def from_env(cls) -> Policy:
-        """The policy in the file named by CRYPTOFFLOAD_POLICY, or the default policy."""
+        """The policy in the file named by CRYPTOFFLOAD_POLICY, or the default policy.
+
+        A file that cannot be read or is not a valid policy is a ValueError naming the variable
+        and the path: the policy in force is never silently another one.
+        """
         path = os.environ.get(ENV_VAR)
-        return cls.load(path) if path else cls()
+        if not path:
+            return cls()
+        try:
+            return cls.load(path, source=f"{ENV_VAR}={path}")
+        except OSError as exc:
+            raise ValueError(
+                f"{ENV_VAR}={path}: cannot read the policy file ({exc.strerror or exc}); "
+                f"point {ENV_VAR} at a policy file (TOML) or unset it"
+            ) from None

@@ -11,6 +11,9 @@ from cryptoffload.caam import disasm, workbench
 from cryptoffload.caam.desc import decode
 from cryptoffload.caam.model.parts import PARTS
 
+#: Bytes shown at each end of a long buffer on the terminal (``--full`` shows every byte).
+ELIDE_KEEP = 32
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``caam`` and its subcommands on the main parser's subparsers."""
@@ -57,13 +60,16 @@ buffers:
   --in NAME=@FILE       input bytes read from FILE
   --in NAME=text:TEXT   input bytes of TEXT in UTF-8
   --out NAME=SIZE       output buffer of SIZE bytes (decimal or 0x hex), zero before the job
+  --out NAME=SIZE@FILE  the same, and its bytes are written to FILE after the job (whatever
+                        the status)
   In the words, @NAME is the buffer's model address and @NAME+OFFSET an address inside it
   (OFFSET decimal or 0x hex); with --long-pointers @NAME stands for two words, high first.
 
 The descriptor is written to the model's memory in the part's byte order and run through job
 ring 0 as a driver runs it (after the RNG4 instantiate job unless --no-rng-instantiate).
-Printed: the status word, every output buffer, and every input buffer the job changed.
-Input buffers are otherwise never printed.
+Printed: the status word, every output buffer, and every input buffer the job changed, in hex.
+A buffer over 64 bytes shows its first and last 32 bytes around "... (N bytes not shown) ...";
+--full prints it whole, --json always has every byte. Input buffers are otherwise never printed.
 
 exit status: 0 the job's status is 0; 1 the job returned an error status; 2 bad usage
 (malformed words or buffers, unknown buffer name or part) or a part without the SEC block
@@ -116,8 +122,8 @@ def _add_run(sub: Any) -> None:
         dest="outputs",
         action="append",
         default=[],
-        metavar="NAME=SIZE",
-        help="an output buffer of SIZE bytes (repeatable)",
+        metavar="NAME=SIZE[@FILE]",
+        help="an output buffer of SIZE bytes (repeatable); with @FILE also written to FILE",
     )
     p.add_argument(
         "--no-rng-instantiate",
@@ -135,7 +141,12 @@ def _add_run(sub: Any) -> None:
     p.add_argument(
         "--disasm", action="store_true", help="also print the buffer addresses and disassembly"
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help=f"print long buffers whole (default: the first and last {ELIDE_KEEP} bytes)",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output, every byte")
     p.set_defaults(func=cmd_run)
 
 
@@ -157,6 +168,26 @@ def _command_line_words(words: list[str]) -> str:
     if "-" in words:
         raise ValueError("'-' (read stdin) cannot be mixed with words on the command line")
     return " ".join(words)
+
+
+def _hex(data: bytes, full: bool) -> str:
+    """``data`` in hex; over 2 * ELIDE_KEEP bytes only both ends, unless ``full``."""
+    if full or len(data) <= 2 * ELIDE_KEEP:
+        return data.hex()
+    head, tail, hidden = data[:ELIDE_KEEP], data[-ELIDE_KEEP:], len(data) - 2 * ELIDE_KEEP
+    return f"{head.hex()} ... ({hidden} bytes not shown) ... {tail.hex()}"
+
+
+def _buffer_lines(
+    result: workbench.WorkbenchResult, written: dict[str, str], full: bool
+) -> list[str]:
+    lines = []
+    for name, data in result.outputs.items():
+        saved = f", written to {written[name]}" if name in written else ""
+        lines.append(f"output {name} ({len(data)} bytes{saved}): {_hex(data, full)}")
+    for name, data in result.changed.items():
+        lines.append(f"changed {name} ({len(data)} bytes): {_hex(data, full)}")
+    return lines
 
 
 def _disasm_lines(result: workbench.WorkbenchResult) -> list[str]:
@@ -181,19 +212,26 @@ def cmd_run(args: argparse.Namespace, console: Any = None) -> int:
         long_pointers=args.long_pointers,
         seed=args.seed.encode() if args.seed is not None else None,
     )
+    written = workbench.save_outputs(result, buffers)
     commands = decode(result.words, long_pointers=result.long_pointers, byteorder=result.byteorder)
     notes = disasm.notes(result.words, commands)
     if args.json:
-        out = result.to_json() | {"notes": notes}
+        out = result.to_json() | {"notes": notes, "written": written}
         if args.disasm:
             out["disasm"] = disasm.to_json(commands)
         print(json.dumps(out, indent=2))
     else:
+        shown = {**result.outputs, **result.changed}
+        long = [name for name, data in shown.items() if len(data) > 2 * ELIDE_KEEP]
+        if not args.full and set(long) - set(written):
+            notes.append(
+                f"buffers over {2 * ELIDE_KEEP} bytes show only both ends: --full prints them "
+                "whole, --out NAME=SIZE@FILE saves one to a file"
+            )
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
         lines = [f"status 0x{result.status:08x}: {result.status_text}"]
-        lines += [f"output {k} ({len(v)} bytes): {v.hex()}" for k, v in result.outputs.items()]
-        lines += [f"changed {k} ({len(v)} bytes): {v.hex()}" for k, v in result.changed.items()]
+        lines += _buffer_lines(result, written, args.full)
         if args.disasm:
             lines += _disasm_lines(result)
         print("\n".join(lines))

@@ -4,7 +4,8 @@ A descriptor is given as words; a word may be ``@name`` or ``@name+OFFSET`` (OFF
 hex with 0x), which becomes the model address of that buffer (two words, most significant first,
 with long pointers). The job runs the way a driver runs it: the descriptor and its buffers are
 written to the model's DMA memory, job ring 0 is set up through the registers, the input entry
-is written and IRJAR = 1, and the status comes from the output entry. Nothing here prints.
+is written and IRJAR = 1, and the status comes from the output entry. Nothing here prints;
+the only files read or written are those the buffers name.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "parse_buffer",
     "parse_tokens",
     "run_descriptor",
+    "save_outputs",
 ]
 
 #: The brief's RNG4 instantiate recipe for state handle 0 (a driver runs it once after reset).
@@ -53,11 +55,13 @@ class WorkbenchError(ValueError):
 
 @dataclass(frozen=True)
 class Buffer:
-    """A named buffer: an input with its contents, or an output of ``size`` zeroed bytes."""
+    """A named buffer: an input with its contents, or an output of ``size`` zeroed bytes (and the
+    file it is to be saved in after the job, if any)."""
 
     name: str
     data: bytes = field(repr=False)  # may be a key: never shown
     output: bool = False
+    path: str | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -70,13 +74,13 @@ class Buffer:
             )
 
     @classmethod
-    def output_of(cls, name: str, size: int) -> Buffer:
-        """An output buffer of ``size`` bytes, zero before the job."""
+    def output_of(cls, name: str, size: int, path: str | None = None) -> Buffer:
+        """An output buffer of ``size`` bytes, zero before the job, saved to ``path`` if given."""
         if not 0 < size <= MAX_BUFFER:
             raise WorkbenchError(
                 f"output buffer {name!r} needs a size from 1 to {MAX_BUFFER} bytes, got {size}"
             )
-        return cls(name, bytes(size), output=True)
+        return cls(name, bytes(size), output=True, path=path)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -95,21 +99,26 @@ def _hex_bytes(name: str, text: str) -> bytes:
 
 def parse_buffer(spec: str, *, output: bool) -> Buffer:
     """``NAME=hex:HEX``, ``NAME=HEX``, ``NAME=@FILE`` or ``NAME=text:TEXT`` for an input;
-    ``NAME=SIZE`` (bytes, decimal or 0x hex) for an output."""
+    ``NAME=SIZE`` (bytes, decimal or 0x hex) or ``NAME=SIZE@FILE`` (saved to FILE after the
+    job, see :func:`save_outputs`) for an output."""
     name, sep, value = spec.partition("=")
     name = name.strip()
     kind = "--out" if output else "--in"
     if not sep or not name:
-        form = "NAME=SIZE" if output else "NAME=hex:HEX, NAME=@FILE or NAME=text:TEXT"
+        form = "NAME=SIZE[@FILE]" if output else "NAME=hex:HEX, NAME=@FILE or NAME=text:TEXT"
         raise WorkbenchError(f"{kind} takes {form}; got no '=' or no name")
     if output:
+        size_text, at, path = value.partition("@")
+        if at and not path:
+            raise WorkbenchError(f"--out {name}: no file after '@'; expected NAME=SIZE@FILE")
         try:
-            size = int(value.strip(), 0)
+            size = int(size_text.strip(), 0)
         except ValueError:
             raise WorkbenchError(
-                f"--out {name}: the size must be a number of bytes, got {value!r}"
+                f"--out {name}: the size must be a number of bytes (NAME=SIZE or "
+                f"NAME=SIZE@FILE), got {size_text!r}"
             ) from None
-        return Buffer.output_of(name, size)
+        return Buffer.output_of(name, size, path=path or None)
     if value.startswith("@"):
         path = Path(value[1:])
         try:
@@ -309,6 +318,22 @@ class _Driver:
         if back != desc:
             raise WorkbenchError(f"the output ring returned descriptor 0x{back:x}, not 0x{desc:x}")
         return got[-1]
+
+
+def save_outputs(result: WorkbenchResult, buffers: Sequence[Buffer]) -> dict[str, str]:
+    """Write each output buffer that names a file (``NAME=SIZE@FILE``) there, whatever the
+    job's status; returns buffer name -> file for those written."""
+    written: dict[str, str] = {}
+    for b in buffers:
+        if b.output and b.path is not None:
+            try:
+                Path(b.path).write_bytes(result.outputs[b.name])
+            except OSError as exc:
+                raise WorkbenchError(
+                    f"--out {b.name}: cannot write {b.path}: {exc.strerror or exc}"
+                ) from None
+            written[b.name] = b.path
+    return written
 
 
 def _instantiate_rng(driver: _Driver) -> int:

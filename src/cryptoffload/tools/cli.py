@@ -18,10 +18,30 @@ from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import EngineError
 from cryptoffload.provider import Provider, default_provider
 from cryptoffload.tools.bench.cli import add_parsers as add_bench_parsers
+from cryptoffload.tools.bench.cli import comma_list
 
 
 def _provider(specs: Sequence[str] | None) -> Provider:
     return Provider(list(specs)) if specs else default_provider()
+
+
+def _add_engine_options(p: argparse.ArgumentParser) -> None:
+    """``--engine SPEC`` (repeatable) and ``--engines LIST``, gathered in order into ``specs``."""
+    p.add_argument(
+        "--engine",
+        dest="specs",
+        action="append",
+        metavar="SPEC",
+        help="an engine spec to use instead of the engines found (repeatable), e.g. software",
+    )
+    p.add_argument(
+        "--engines",
+        dest="specs",
+        action="extend",
+        type=comma_list,
+        metavar="LIST",
+        help="comma-separated engine specs, as for bench (e.g. software,afalg:any)",
+    )
 
 
 def _engine_rows(provider: Provider) -> list[dict[str, Any]]:
@@ -43,7 +63,7 @@ def _caps_row(name: str, caps: Capabilities) -> dict[str, Any]:
 
 
 def cmd_engines(args: argparse.Namespace, console: Console) -> int:
-    provider = _provider(args.engine)
+    provider = _provider(args.specs)
     rows = _engine_rows(provider)
     if args.json:
         print(json.dumps({"engines": rows, "policy": provider.policy.to_dict()}, indent=2))
@@ -95,13 +115,15 @@ def _print_bindings(row: dict[str, Any], console: Console) -> None:
 def cmd_selftest(args: argparse.Namespace, console: Console) -> int:
     from cryptoffload.tools import selftest
 
-    provider = _provider(args.engine)
+    provider = _provider(args.specs)
     engines = [e for e in provider.engines if e.name != "software"]
     with console.status("running known-answer tests...") if not args.json else nullcontext():
         results = selftest.run(engines)
     failed = [r for r in results if r.failed]
+    coverage = selftest.coverage(provider, results)
     if args.json:
-        print(json.dumps({"results": [vars(r) for r in results], "failed": len(failed)}, indent=2))
+        out = {"engines": coverage, "results": [vars(r) for r in results], "failed": len(failed)}
+        print(json.dumps(out, indent=2))
         return 1 if failed else 0
     table = Table(title="self-test: known answers through each engine")
     for column in ("engine", "algorithm", "result", "detail"):
@@ -110,10 +132,12 @@ def cmd_selftest(args: argparse.Namespace, console: Console) -> int:
     for r in results:
         table.add_row(r.engine, r.algorithm, f"[{style[r.status]}]{r.status}[/]", r.detail)
     console.print(table)
-    for name, reason in provider.unavailable.items():
-        console.print(f"engine {name} not tested: {reason}")
+    for row in coverage:
+        if not row["tested"]:
+            console.print(f"engine {row['name']} not tested: {row['reason']}", markup=False)
     verdict = f"{len(failed)} failed" if failed else "all passed"
-    console.print(f"{len(results)} checks on {len(engines) + 1} engine(s): {verdict}")
+    tested = sum(row["tested"] for row in coverage)
+    console.print(f"{len(results)} checks on {tested} engine(s): {verdict}")
     return 1 if failed else 0
 
 
@@ -125,17 +149,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cryptoffload {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    engine_help = "engine spec to use instead of the ones found (repeatable), e.g. software"
     p = sub.add_parser(
         "engines", help="list the engines found, why others are not, what they claim"
     )
-    p.add_argument("--engine", action="append", metavar="SPEC", help=engine_help)
+    _add_engine_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("-v", "--verbose", action="store_true", help="list every algorithm claimed")
     p.set_defaults(func=cmd_engines)
 
-    p = sub.add_parser("selftest", help="known-answer tests through every engine found")
-    p.add_argument("--engine", action="append", metavar="SPEC", help=engine_help)
+    p = sub.add_parser(
+        "selftest",
+        help="known-answer tests through every engine found",
+        description="Known answers through each engine (those named with --engine/--engines, "
+        "else every engine found) and through software. Exit status 1 on a wrong answer or an "
+        "engine fault; declines and engines not tested are reported only.",
+    )
+    _add_engine_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_selftest)
 

@@ -230,6 +230,30 @@ def _judge(engine: str, alg: str, ok: bool, error: BaseException | None, p: Prov
     return Result(engine, alg, "pass")
 
 
+def coverage(provider: Provider, results: Iterable[Result]) -> list[dict[str, Any]]:
+    """Per engine of ``provider`` (asked for or found, software last): whether the self-test
+    reached it and, if not, why; if so, how many checks ran and how many failed."""
+    tested: dict[str, list[Result]] = {}
+    for r in results:
+        tested.setdefault(r.engine, []).append(r)
+    out = []
+    for name in provider.capabilities:
+        mine = tested.get(name, [])
+        reason = provider.unavailable.get(name, "")
+        if not reason and not mine:
+            reason = "claims none of the algorithms the self-test covers"
+        out.append(
+            {
+                "name": name,
+                "tested": bool(mine),
+                "reason": reason,
+                "checks": len(mine),
+                "failed": sum(r.failed for r in mine),
+            }
+        )
+    return out
+
+
 def run(engines: Iterable[Any], on_result: Callable[[Result], None] | None = None) -> list[Result]:
     """Run every check on every engine given (and on software); return one Result per pair."""
     all_checks = checks()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -39,7 +41,7 @@ def comma_list(text: str) -> list[str]:
 
 
 def _block_size(text: str) -> int:
-    value = _BLOCKS.get(text.lower())
+    value = _BLOCKS.get(text.strip().lower())
     if value is None:
         try:
             value = int(text)
@@ -48,28 +50,88 @@ def _block_size(text: str) -> int:
                 f"block size must be one of {', '.join(_BLOCKS)} or a number of bytes, got {text!r}"
             ) from None
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"block size must be positive, got {value}")
+        raise argparse.ArgumentTypeError(
+            f"block size must be positive (a number of bytes, 1 or more), got {value}"
+        )
     return value
 
 
+def _nonempty_list(what: str) -> Callable[[str], list[str]]:
+    """An argparse type: a :func:`comma_list` with at least one item."""
+
+    def parse(text: str) -> list[str]:
+        items = comma_list(text)
+        if not items:
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated list of {what}, got {text!r}"
+            )
+        return items
+
+    return parse
+
+
 def _block_sizes(text: str) -> list[int]:
-    return [_block_size(part) for part in comma_list(text)]
+    return [_block_size(part) for part in _nonempty_list("sizes in bytes (or 1k, 16k...)")(text)]
+
+
+def _trials(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of trials, 1 or more; got {text!r}"
+        )
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(
+            f"expected seconds per trial, a number above 0 (e.g. 0.25); got {text!r}"
+        )
+    return value
+
+
+def _engine_spec(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected an engine spec such as afalg, got {text!r}")
+    return text.strip()
+
+
+def _add_engine_options(p: argparse.ArgumentParser, default: str) -> None:
+    """``--engines LIST`` and ``--engine SPEC`` (repeatable), gathered in order into ``engines``."""
+    p.add_argument(
+        "--engines",
+        type=_nonempty_list("engine specs"),
+        action="extend",
+        metavar="LIST",
+        help=f"comma-separated engine specs (default: {default}); software is always measured",
+    )
+    p.add_argument(
+        "--engine",
+        type=_engine_spec,
+        action="append",
+        dest="engines",
+        metavar="SPEC",
+        help="one engine spec (repeatable; adds to --engines), e.g. afalg:cbc-aes-caam",
+    )
 
 
 def _add_bench(sub: Any) -> None:
     p = sub.add_parser("bench", help="software and engine rows side by side (the main job)")
     p.add_argument(
         "--algs",
-        type=comma_list,
+        type=_nonempty_list("algorithm names or globs"),
         metavar="LIST",
         help="comma-separated algorithm names or globs (default: the articles' set)",
     )
-    p.add_argument(
-        "--engines",
-        type=comma_list,
-        metavar="LIST",
-        help="comma-separated engine specs (default: every engine found)",
-    )
+    _add_engine_options(p, "every engine found")
     p.add_argument(
         "--block",
         type=_block_size,
@@ -81,14 +143,14 @@ def _add_bench(sub: Any) -> None:
         "--embedded", action="store_true", help="1 KiB blocks, like the embedded benchmark"
     )
     p.add_argument(
-        "--time", type=float, default=0.25, metavar="S", help="seconds per trial (default 0.25)"
+        "--time", type=_seconds, default=0.15, metavar="S", help="seconds per trial (default 0.15)"
     )
     p.add_argument(
         "--trials",
-        type=int,
-        default=3,
+        type=_trials,
+        default=5,
         metavar="N",
-        help="trials per row; the median is shown (default 3)",
+        help="trials per row; the median is shown (default 5: compare needs 4 or more)",
     )
     p.add_argument("--cpu", action="store_true", help="wall, user and sys time per row")
     p.add_argument(
@@ -123,15 +185,13 @@ def _add_sweep(sub: Any) -> None:
     )
     p.add_argument(
         "--algs",
-        type=comma_list,
+        type=_nonempty_list("algorithm names or globs"),
         metavar="LIST",
         help="bulk algorithms (default: aes-128-gcm, aes-128-cbc, sha256, sha384)",
     )
-    p.add_argument(
-        "--engines", type=comma_list, metavar="LIST", help="engine specs (default: found)"
-    )
-    p.add_argument("--time", type=float, default=0.2, metavar="S", help="seconds per trial")
-    p.add_argument("--trials", type=int, default=3, metavar="N", help="trials per point")
+    _add_engine_options(p, "every engine found")
+    p.add_argument("--time", type=_seconds, default=0.2, metavar="S", help="seconds per trial")
+    p.add_argument("--trials", type=_trials, default=3, metavar="N", help="trials per point")
     p.add_argument("--use-policy", action="store_true", help="apply the configured policy")
     p.add_argument("--plot", metavar="FILE.png", help="draw throughput against size")
     p.add_argument("--format", choices=("table", "md", "csv", "json"), default="table")
@@ -141,7 +201,14 @@ def _add_sweep(sub: Any) -> None:
 
 
 def _add_compare(sub: Any) -> None:
-    p = sub.add_parser("compare", help="row-by-row changes between two saved bench runs")
+    from cryptoffload.tools.bench import compare
+
+    p = sub.add_parser(
+        "compare",
+        help="row-by-row changes between two saved bench runs",
+        description="Row-by-row changes between two saved bench runs (rows match on algorithm, "
+        "operation, engine and block size; rows in one run only are listed). " + compare.legend(),
+    )
     p.add_argument("before", help="bench JSON (from --format json or --out)")
     p.add_argument("after", help="bench JSON to compare with it")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -149,13 +216,28 @@ def _add_compare(sub: Any) -> None:
 
 
 def _engines_to_measure(specs: list[str] | None) -> list[Any]:
-    """Engines for bench rows: those named (software is always measured), else the ones found."""
+    """Engines for bench rows: those named (software is always measured), else the ones found.
+
+    A named engine that is not available here keeps its rows, which say why; when no named
+    engine is available and software was not named either, there is nothing to measure.
+    """
     from cryptoffload import engines as registry
+    from cryptoffload.tools.bench import runner
 
     if specs is None:
         provider = default_provider()
         return [e for e in provider.engines if e.name != "software"]
-    return [registry.from_spec(s) for s in specs if s != "software"]
+    engines = [registry.from_spec(s) for s in specs if s != "software"]
+    absent = runner.unavailable(engines)
+    if engines and len(absent) == len(engines) and "software" not in specs:
+        reasons = "; ".join(
+            f"engine {name} is not available: {why}" for name, why in absent.items()
+        )
+        raise ValueError(
+            f"nothing to measure: {reasons}. Name software too (--engines software,"
+            f"{specs[0]}) to measure software with rows that say so"
+        )
+    return engines
 
 
 def _row_policy(args: argparse.Namespace) -> Policy | None:
@@ -286,23 +368,18 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     """``compare``: row-by-row changes between two saved bench runs."""
-    from cryptoffload.tools.bench import report
+    from cryptoffload.tools.bench import compare
 
-    runs = []
-    for path in (args.before, args.after):
-        with open(path, encoding="utf-8") as f:
-            try:
-                data = json.load(f)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path} is not JSON: {exc}") from None
-        if not isinstance(data, dict) or "rows" not in data:
-            raise ValueError(f"{path} is not a saved bench run (no 'rows')")
-        runs.append(data)
-    changes = report.compare(*runs)
+    names = (args.before, args.after)
+    before, after = (compare.load_run(path) for path in names)
+    changes = compare.compare(before, after)
+    if not changes:
+        raise ValueError(compare.nothing_in_common(before, after, *names))
+    left = compare.unmatched(before, after)
     if args.json:
         print(json.dumps(changes, indent=2))
+        for line in compare.leftover_lines(left, *names):
+            print(f"cryptoffload compare: {line}", file=sys.stderr)
     else:
-        report.print_comparison(changes, console)
-    if not changes:
-        console.print("no rows in common between the two runs")
+        compare.print_comparison(changes, console, left, names)
     return 0

@@ -1,12 +1,43 @@
-"""Plots of a sweep: throughput against buffer size (log scale), crossovers marked."""
+"""Plots of a sweep: throughput against buffer size (log-log), trial spread, crossovers marked."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from cryptoffload.tools.bench.report import engine_measured
+
+
+def _curves(result: dict[str, Any], alg: str, op: str) -> dict[str, list[tuple[int, float, list]]]:
+    """Per engine: (size, median, trials) of each measured row of one algorithm, by size."""
+    curves: dict[str, list[tuple[int, float, list]]] = {}
+    for row in result["rows"]:
+        if (row["algorithm"], row["operation"]) == (alg, op) and row["median"] and row["block"]:
+            trials = row.get("trials") or [row["median"]]
+            curves.setdefault(row["engine"], []).append((row["block"], row["median"], trials))
+    for pts in curves.values():
+        pts.sort()
+    return curves
+
+
+def _size_text(size: int) -> str:
+    return f"{size // 1024} KiB" if size >= 1024 and size % 1024 == 0 else f"{size} B"
+
 
 def plot_sweep(result: dict[str, Any], path: str) -> None:
-    """Write a PNG with one panel per algorithm: a line per engine, the crossover as a marker."""
+    """Write :func:`sweep_figure` of ``result`` to ``path`` as a PNG."""
+    import matplotlib.pyplot as plt
+
+    fig = sweep_figure(result)
+    try:
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+
+
+def sweep_figure(result: dict[str, Any]) -> Any:
+    """A figure with one panel per algorithm: a line per engine over the band its trials span,
+    and each crossover as a dashed line named in the legend, below the panel (off the curves).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -21,42 +52,49 @@ def plot_sweep(result: dict[str, Any], path: str) -> None:
         raise ValueError("nothing to plot: the sweep has no bulk rows")
     cols = min(2, len(labels))
     rows_n = (len(labels) + cols - 1) // cols
-    fig, axes = plt.subplots(rows_n, cols, figsize=(6.4 * cols, 4.2 * rows_n), squeeze=False)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(6.4 * cols, 4.8 * rows_n), squeeze=False)
     for ax, (alg, op) in zip(axes.flat, labels, strict=False):
-        engines: dict[str, list[tuple[int, float]]] = {}
-        for row in result["rows"]:
-            if (row["algorithm"], row["operation"]) == (alg, op) and row["median"]:
-                engines.setdefault(row["engine"], []).append((row["block"], row["median"]))
-        for engine, pts in engines.items():
-            pts.sort()
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=engine)
+        curves = _curves(result, alg, op)
+        for engine, pts in curves.items():
+            sizes = [p[0] for p in pts]
+            (line,) = ax.plot(sizes, [p[1] for p in pts], marker="o", label=engine)
+            ax.fill_between(
+                sizes,
+                [min(p[2]) for p in pts],
+                [max(p[2]) for p in pts],
+                color=line.get_color(),
+                alpha=0.2,
+                linewidth=0,
+            )
         for c in result.get("crossovers", []):
             if (c["algorithm"], c["operation"]) == (alg, op) and c["kind"] in ("crosses", "falls"):
-                ax.axvline(c["size"], linestyle="--", color="grey")
-                ax.annotate(
-                    f"{c['engine']} pays from ~{c['size']} B"
-                    if c["kind"] == "crosses"
-                    else f"{c['engine']} stops paying at ~{c['size']} B",
-                    (c["size"], ax.get_ylim()[1] * 0.9),
-                    fontsize=8,
-                    rotation=90,
-                    ha="right",
-                    va="top",
+                verb = "pays from" if c["kind"] == "crosses" else "stops paying at"
+                ax.axvline(
+                    c["size"],
+                    linestyle="--",
+                    color="grey",
+                    label=f"{c['engine']} {verb} ~{c['size']} B",
                 )
         ax.set_xscale("log", base=2)
-        sizes = sorted({p[0] for pts in engines.values() for p in pts})
-        ax.set_xticks(
-            sizes, [f"{s // 1024} KiB" if s >= 1024 and s % 1024 == 0 else f"{s} B" for s in sizes]
-        )
+        sizes = sorted({p[0] for pts in curves.values() for p in pts})
+        ax.set_xticks(sizes, [_size_text(s) for s in sizes])
         ax.set_yscale("log")
         ax.set_title(f"{alg} {op}")
         ax.set_xlabel("buffer size (bytes)")
-        ax.set_ylabel("MiB/s")
+        ax.set_ylabel("MiB/s (median; band: min..max of trials)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        if curves:
+            # Below the panel, so that no label ever sits on a curve.
+            ax.legend(
+                fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False
+            )
     for ax in list(axes.flat)[len(labels) :]:
         ax.set_visible(False)
-    fig.suptitle("cryptoffload sweep: throughput against buffer size")
+    title = (
+        "throughput against buffer size; dashed: where engine and software curves cross"
+        if engine_measured(result)
+        else "throughput against buffer size (software only: no engine measured)"
+    )
+    fig.suptitle(f"cryptoffload sweep: {title}")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig

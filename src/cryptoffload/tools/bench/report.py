@@ -1,4 +1,4 @@
-"""Reports of a benchmark run: terminal table, Markdown, CSV, JSON; comparing two saved runs."""
+"""Reports of a benchmark run: terminal table, Markdown, CSV, JSON; the sweep grid; TLS 1.3."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from cryptoffload.tools.bench.timing import NOISY_SPREAD
+
 _COLUMNS = ("algorithm", "engine", "block", "result", "spread", "speedup")
 _CPU_COLUMNS = ("real/user/sys s", "cpu", "reading")
 
 
-def _size(block: int | None) -> str:
+def size_label(block: int | None) -> str:
+    """A buffer size as people write it: 16 KiB, 1 MiB, 1400 B; "-" for no size."""
     if block is None:
         return "-"
     for unit, factor in (("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -24,7 +27,13 @@ def _size(block: int | None) -> str:
 
 
 def result_text(row: dict[str, Any]) -> str:
-    """The figure, or why there is none: a row that offloaded nothing never shows a speed."""
+    """The figure, or why there is none: a row that offloaded nothing never shows a speed.
+
+    An engine that is not available says so; its reason, the same on every row, is printed
+    once under the table (:func:`unavailable_lines`).
+    """
+    if row.get("unavailable") is not None:
+        return "not available (reason below)"
     if row["median"] is None:
         return row["note"] or "-"
     text = f"{row['median']:,.2f} {row['unit']}"
@@ -34,13 +43,21 @@ def result_text(row: dict[str, Any]) -> str:
     return text
 
 
+def spread_legend(trials: Any) -> str:
+    """What the spread column shows: the figure the noisy flag is computed from."""
+    return (
+        f"spread = (max-min)/median of the {trials} trials of a row; "
+        f"over {NOISY_SPREAD:.0%} it is flagged noisy"
+    )
+
+
 def _cells(row: dict[str, Any]) -> list[str]:
-    spread = f"±{row['spread'] * 50:.1f}%" if row.get("spread") is not None else ""
+    spread = f"{row['spread']:.1%}" if row.get("spread") is not None else ""
     if row.get("noisy"):
         spread += " noisy"
     speedup = f"{row['speedup']:.2f}x" if row.get("speedup") else ""
     label = f"{row['algorithm']} {row['operation']}"
-    return [label, row["engine"], _size(row["block"]), result_text(row), spread, speedup]
+    return [label, row["engine"], size_label(row["block"]), result_text(row), spread, speedup]
 
 
 def _cpu_cells(row: dict[str, Any]) -> list[str]:
@@ -84,12 +101,20 @@ def print_table(report: dict[str, Any], console: Console) -> None:
     m, s = report["machine"], report["settings"]
     console.print(
         f"{m['cpu_model']} ({m['cores']} cores, {m['arch']}), {m['kernel']}, {m['openssl']}; "
-        f"{s['trials']} trials x {s['time']} s per row, median shown, spread = (max-min)/2; "
-        f"harness {s['harness_ns_per_call']} ns per call"
+        f"{s['trials']} trials x {s['time']} s per row, median shown; "
+        f"harness {s['harness_ns_per_call']} ns per call",
+        highlight=False,
     )
+    console.print(spread_legend(s["trials"]), highlight=False)
+    for line in unavailable_lines(report):
+        console.print(line, highlight=False, markup=False)
     warning = busy_machine_warning(report) if with_cpu else None
     if warning:
         console.print(f"[yellow]note:[/] {warning}")
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -104,6 +129,9 @@ def markdown(report: dict[str, Any]) -> str:
     lines += [
         "",
         f"Machine: {m['cpu_model']}, {m['kernel']}, {m['openssl']}, Python {m['python']}.",
+        "",
+        _sentence(spread_legend(report["settings"].get("trials", ""))),
+        *(f"- {line}" for line in unavailable_lines(report)),
     ]
     return "\n".join(lines) + "\n"
 
@@ -149,62 +177,6 @@ def render(report: dict[str, Any], fmt: str) -> str:
     return renderers[fmt](report)
 
 
-def _key(row: dict[str, Any]) -> tuple:
-    return (row["algorithm"], row["operation"], row["engine"], row["block"])
-
-
-def compare(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
-    """Row-by-row change from run ``a`` to run ``b``.
-
-    A change is beyond the noise when the two runs' trial ranges do not overlap: every trial of
-    one is faster than every trial of the other.
-    """
-    old = {_key(r): r for r in a["rows"]}
-    out = []
-    for row in b["rows"]:
-        before = old.get(_key(row))
-        if before is None or not before.get("median") or not row.get("median"):
-            continue
-        ta, tb = before.get("trials") or [before["median"]], row.get("trials") or [row["median"]]
-        beyond = min(tb) > max(ta) or max(tb) < min(ta)
-        out.append(
-            {
-                "algorithm": row["algorithm"],
-                "operation": row["operation"],
-                "engine": row["engine"],
-                "block": row["block"],
-                "unit": row["unit"],
-                "before": before["median"],
-                "after": row["median"],
-                "change": row["median"] / before["median"] - 1,
-                "beyond_noise": beyond,
-            }
-        )
-    return out
-
-
-def print_comparison(changes: list[dict[str, Any]], console: Console) -> None:
-    """The comparison as a terminal table; changes beyond the noise are marked."""
-    table = Table(title="cryptoffload compare")
-    for col in ("algorithm", "operation", "engine", "block", "before", "after", "change", ""):
-        table.add_column(col)
-    for c in changes:
-        mark = "[bold]beyond noise[/]" if c["beyond_noise"] else "within noise"
-        colour = "green" if c["change"] > 0 else "red"
-        change = f"[{colour}]{c['change']:+.1%}[/]" if c["beyond_noise"] else f"{c['change']:+.1%}"
-        table.add_row(
-            c["algorithm"],
-            c["operation"],
-            c["engine"],
-            _size(c["block"]),
-            f"{c['before']:,.2f}",
-            f"{c['after']:,.2f} {c['unit']}",
-            change,
-            mark,
-        )
-    console.print(table)
-
-
 def _sweep_grid(result: dict[str, Any]) -> tuple[list[int], list[tuple], dict[tuple, dict]]:
     sizes = result["settings"]["sizes"]
     keys: list[tuple] = []
@@ -217,9 +189,25 @@ def _sweep_grid(result: dict[str, Any]) -> tuple[list[int], list[tuple], dict[tu
     return sizes, keys, cells
 
 
+def engine_measured(result: dict[str, Any]) -> bool:
+    """Whether any engine other than software has a speed in ``result`` (so ratios exist)."""
+    return any(r["engine"] != "software" and r["median"] is not None for r in result["rows"])
+
+
+def unavailable_lines(result: dict[str, Any]) -> list[str]:
+    """One line per engine that is not available, with its reason (its rows just say so)."""
+    seen: dict[str, str] = {}
+    for row in result["rows"]:
+        if row.get("unavailable") is not None:
+            seen.setdefault(row["engine"], row["unavailable"])
+    return [f"{engine}: not available: {reason}" for engine, reason in seen.items()]
+
+
 def _cell(row: dict[str, Any] | None) -> str:
     if row is None:
         return ""
+    if row.get("unavailable") is not None:
+        return "not available"
     if row["median"] is None:
         return row["note"] or "-"
     text = f"{row['median']:,.1f}"
@@ -240,16 +228,19 @@ def _crossover_text(c: dict[str, Any]) -> str:
 def print_sweep(result: dict[str, Any], console: Console) -> None:
     """Throughput per size (MiB/s, engine/software ratio in brackets), then the crossovers."""
     sizes, keys, cells = _sweep_grid(result)
-    table = Table(title="cryptoffload sweep (MiB/s; engine/software in brackets)")
+    ratios = "engine/software in brackets" if engine_measured(result) else "no engine measured"
+    table = Table(title=f"cryptoffload sweep (MiB/s; {ratios})")
     table.add_column("algorithm")
     table.add_column("engine")
     for size in sizes:
-        table.add_column(_size(size), justify="right")
+        table.add_column(size_label(size), justify="right")
     for alg, op, engine in keys:
         table.add_row(
             f"{alg} {op}", engine, *(_cell(cells.get((alg, op, engine, s))) for s in sizes)
         )
     console.print(table)
+    for line in unavailable_lines(result):
+        console.print(line, highlight=False, markup=False)
     for c in result.get("crossovers", []):
         console.print(f"{c['algorithm']} {c['operation']} on {c['engine']}: {_crossover_text(c)}")
 
@@ -258,7 +249,7 @@ def sweep_markdown(result: dict[str, Any]) -> str:
     """The sweep grid and crossovers as Markdown."""
     sizes, keys, cells = _sweep_grid(result)
     lines = [
-        "| algorithm | engine | " + " | ".join(_size(s) for s in sizes) + " |",
+        "| algorithm | engine | " + " | ".join(size_label(s) for s in sizes) + " |",
         "|---|---|" + "---|" * len(sizes),
     ]
     for alg, op, engine in keys:
@@ -268,6 +259,7 @@ def sweep_markdown(result: dict[str, Any]) -> str:
             + " |"
         )
     lines.append("")
+    lines += [f"- {line}" for line in unavailable_lines(result)]
     for c in result.get("crossovers", []):
         lines.append(f"- {c['algorithm']} {c['operation']} on {c['engine']}: {_crossover_text(c)}")
     return "\n".join(lines) + "\n"
@@ -286,6 +278,9 @@ def print_tls13(result: dict[str, Any], console: Console) -> None:
     ):
         table.add_column(col, justify="left" if col in ("engine", "offloaded ops") else "right")
     for e in result["engines"]:
+        if e.get("unavailable") is not None:
+            table.add_row(e["engine"], "not available", "", "", "", "", style="dim")
+            continue
         hs, rec = e["handshakes_per_s"], e["records_mib_per_s"]
         offloaded = ", ".join(f"{k} x{v}" for k, v in e["offloaded_ops"].items()) or (
             "-" if e["engine"] == "software" else "none"
@@ -304,3 +299,6 @@ def print_tls13(result: dict[str, Any], console: Console) -> None:
         f"{result['settings']['key_schedule_hmacs']} HMAC-SHA256 (key schedule); server side, "
         "one core"
     )
+    for e in result["engines"]:
+        if e.get("unavailable") is not None:
+            console.print(f"{e['engine']}: not available: {e['unavailable']}", markup=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from cryptoffload.counters import diff
@@ -20,9 +21,34 @@ TAKE_ALL = Policy(min_size={"*": 0})
 Progress = Callable[[str], None]
 
 
-def row_providers(engines: Sequence[Any], policy: Policy | None) -> list[Provider]:
+@dataclass(frozen=True)
+class RowEngine:
+    """What one row runs on: an engine by name, with software behind it in its own provider.
+
+    ``unavailable`` is the engine's reason when it is not available here: such a row is
+    reported, never measured (its provider would only run software).
+    """
+
+    name: str
+    provider: Provider
+    unavailable: str | None = None
+
+
+def row_providers(engines: Sequence[Any], policy: Policy | None) -> list[RowEngine]:
     """Software alone, then one provider per engine (software behind it): one engine per row."""
-    return [Provider([]), *(Provider([engine], policy=policy or TAKE_ALL) for engine in engines)]
+    rows = [RowEngine(SOFTWARE, Provider([]))]
+    for engine in engines:
+        provider = Provider([engine], policy=policy or TAKE_ALL)
+        name = engine.name
+        if any(r.name == name for r in rows):
+            raise ValueError(f"engine {name!r} is named twice")
+        rows.append(RowEngine(name, provider, provider.unavailable.get(name)))
+    return rows
+
+
+def unavailable(engines: Sequence[Any]) -> dict[str, str]:
+    """The engines among ``engines`` that are not available here, each with its reason."""
+    return {r.name: r.unavailable for r in row_providers(engines, None) if r.unavailable}
 
 
 def _activity(provider: Provider, name: str, alg: str, before: dict) -> dict[str, Any]:
@@ -48,20 +74,7 @@ def measure_row(
     with_cpu: bool,
 ) -> dict[str, Any]:
     """Time one case on one provider and say whether ``engine`` really did the work."""
-    row: dict[str, Any] = {
-        "algorithm": case.algorithm,
-        "operation": case.operation,
-        "engine": engine,
-        "block": block if case.bulk else None,
-        "unit": case.unit,
-        "median": None,
-        "trials": [],
-        "spread": None,
-        "noisy": False,
-        "offloaded": False,
-        "offload_share": 0.0,
-        "note": "",
-    }
+    row = _unmeasured_row(case, engine, block)
     caps = provider.capabilities.get(engine)
     if engine != SOFTWARE and (caps is None or case.algorithm not in caps.algorithms):
         row["note"] = "not claimed by the engine"
@@ -103,9 +116,34 @@ def measure_row(
     return row
 
 
+def _unmeasured_row(case: Case, engine: str, block: int) -> dict[str, Any]:
+    return {
+        "algorithm": case.algorithm,
+        "operation": case.operation,
+        "engine": engine,
+        "block": block if case.bulk else None,
+        "unit": case.unit,
+        "median": None,
+        "trials": [],
+        "spread": None,
+        "noisy": False,
+        "offloaded": False,
+        "offload_share": 0.0,
+        "note": "",
+    }
+
+
+def unavailable_row(case: Case, engine: str, block: int, reason: str) -> dict[str, Any]:
+    """The row of an engine that is not available here: its reason, no speed."""
+    row = _unmeasured_row(case, engine, block)
+    row["note"] = f"not available: {reason}"
+    row["unavailable"] = reason
+    return row
+
+
 def measure_case(
     case: Case,
-    providers: Sequence[Provider],
+    providers: Sequence[RowEngine],
     block: int,
     seconds: float,
     trials: int,
@@ -116,11 +154,15 @@ def measure_case(
 ) -> list[dict[str, Any]]:
     """One row per provider (software's first) for ``case`` at ``block`` bytes."""
     rows = []
-    for provider in providers:
-        name = provider.engines[0].name
+    for p in providers:
         if progress is not None:
-            progress(f"{case.label}{where} [{name}]")
-        rows.append(measure_row(case, provider, name, block, seconds, trials, harness, with_cpu))
+            progress(f"{case.label}{where} [{p.name}]")
+        if p.unavailable is not None:
+            rows.append(unavailable_row(case, p.name, block, p.unavailable))
+        else:
+            rows.append(
+                measure_row(case, p.provider, p.name, block, seconds, trials, harness, with_cpu)
+            )
     return rows
 
 
@@ -147,14 +189,17 @@ def run(
     progress: Progress | None = None,
     extra_settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Software row then one row per engine, for every case; the JSON report."""
+    """Software row then one row per engine, for every case; the JSON report.
+
+    An engine that is not available here gets rows that say so, with its reason, and no speed.
+    """
     providers = row_providers(engines, policy)
     harness = harness_seconds_per_call()
     rows: list[dict[str, Any]] = []
     for case in cases:
         rows += measure_case(case, providers, block, seconds, trials, harness, with_cpu, progress)
     add_speedups(rows)
-    described = Provider(list(engines)) if engines else providers[0]
+    described = Provider(list(engines)) if engines else providers[0].provider
     return {
         "machine": machine.describe(described),
         "settings": {
@@ -163,7 +208,7 @@ def run(
             "trials": trials,
             "cpu": with_cpu,
             "policy": "configured" if policy is not None else "take-all",
-            "engines": [p.engines[0].name for p in providers],
+            "engines": [p.name for p in providers],
             "algorithms": [c.label for c in cases],
             "harness_ns_per_call": round(harness * 1e9, 1),
             "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

@@ -19,12 +19,14 @@ DEFAULT_SIZES = (64, 256, 1400, 16384)
 def crossover(points: Sequence[tuple[int, float]]) -> dict[str, Any]:
     """Where an engine/software ratio curve crosses 1, from (size, ratio) points.
 
-    The crossing between two sizes is interpolated linearly in log(size). Returns a dict with
-    ``size`` (bytes, or None) and ``kind``: "crosses" (slower below, faster above), "always"
-    (faster at every size measured), "never" (slower at every size), "falls" (faster below,
-    slower above), or "no data".
+    The crossing between two sizes is interpolated linearly in log(size) and log(ratio): the
+    space of the plot, whose straight lines from point to point on log-log axes give a log
+    ratio (the gap between two curves) that is linear in log(size), so the estimate is where
+    the drawn curves cross. Returns a dict with ``size`` (bytes, or None) and ``kind``:
+    "crosses" (slower below, faster above), "always" (faster at every size measured), "never"
+    (slower at every size), "falls" (faster below, slower above), or "no data".
     """
-    pts = sorted((s, r) for s, r in points if r is not None and s > 0)
+    pts = sorted((s, r) for s, r in points if r is not None and r > 0 and s > 0)
     if not pts:
         return {"size": None, "kind": "no data"}
     if all(r >= 1 for _, r in pts):
@@ -34,7 +36,8 @@ def crossover(points: Sequence[tuple[int, float]]) -> dict[str, Any]:
     for (s0, r0), (s1, r1) in itertools.pairwise(pts):
         if (r0 < 1) != (r1 < 1):
             x0, x1 = math.log(s0), math.log(s1)
-            x = x0 + (1 - r0) * (x1 - x0) / (r1 - r0)
+            y0, y1 = math.log(r0), math.log(r1)
+            x = x0 - y0 * (x1 - x0) / (y1 - y0)  # where log(ratio) is 0
             return {"size": round(math.exp(x)), "kind": "crosses" if r0 < 1 else "falls"}
     return {"size": None, "kind": "no data"}  # unreachable: a sign change exists
 
@@ -68,8 +71,10 @@ def run(
     add_speedups(rows)
     crossovers = []
     for case in cases:
-        for provider in providers[1:]:  # software's row is the baseline, not a curve
-            name = provider.engines[0].name
+        for p in providers[1:]:  # software's row is the baseline, not a curve
+            if p.unavailable is not None:
+                continue  # nothing measured: its rows say why, and there is no curve to cross
+            name = p.name
             points = [
                 (r["block"], r["speedup"])
                 for r in rows
@@ -91,7 +96,7 @@ def run(
             "sizes": list(sizes),
             "time": seconds,
             "trials": trials,
-            "engines": [p.engines[0].name for p in providers],
+            "engines": [p.name for p in providers],
             "algorithms": [c.label for c in cases],
             "harness_ns_per_call": round(harness * 1e9, 1),
         },

@@ -64,6 +64,18 @@ def _records(p: Provider, size: int) -> Callable[[], object]:
     return functools.partial(g.encrypt_into, bytes(12), data, _HEADER, out)
 
 
+def _unavailable(name: str, reason: str) -> dict[str, Any]:
+    """An engine that is not available here: its reason, and no figures."""
+    return {
+        "engine": name,
+        "piece_seconds": {},
+        "handshakes_per_s": {},
+        "records_mib_per_s": {},
+        "offloaded_ops": {},
+        "unavailable": reason,
+    }
+
+
 def run(
     engines: Sequence[Any],
     seconds: float,
@@ -73,8 +85,11 @@ def run(
 ) -> dict[str, Any]:
     """Per engine: seconds per handshake piece, handshakes/s, record MiB/s, offload shares."""
     results = []
-    for provider in row_providers(engines, policy):
-        name = provider.engines[0].name
+    for row in row_providers(engines, policy):
+        name, provider = row.name, row.provider
+        if row.unavailable is not None:
+            results.append(_unavailable(name, row.unavailable))
+            continue
         before = provider.counters.snapshot()
         cost: dict[str, float] = {}
         for piece, fn in _pieces(provider).items():
