@@ -14,13 +14,14 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
 from vectors.loaders import aes_vectors, ccm_vectors, gcm_vectors
 
-from cryptoffload.caam import desc, regs, status
-from cryptoffload.caam.desc import DescriptorBuilder
+from cryptoffload.caam import regs, status
+from cryptoffload.caam.builder import DescriptorBuilder
 from cryptoffload.caam.model import CaamModel
 from cryptoffload.caam.model.deco import JobContext, JobResult, run_job
 from cryptoffload.caam.model.memory import DmaMemory
 from cryptoffload.caam.model.parts import PARTS
 from cryptoffload.caam.model.rng import Rng4
+from cryptoffload.caam.words import to_bytes
 from cryptoffload.modes import CFB, OFB
 
 HDR = 0xB0800000  # header: HDR_ONE; | start << 16 | length
@@ -875,7 +876,7 @@ def block_size(name: str) -> int:
 
 def built(b: Bench, builder: DescriptorBuilder) -> JobResult:
     """Run a DescriptorBuilder's descriptor on the bench."""
-    return b.run_at(b.buf(desc.to_bytes(builder.words(), b.part.byteorder)))
+    return b.run_at(b.buf(to_bytes(builder.words(), b.part.byteorder)))
 
 
 def hash_job(
@@ -1059,7 +1060,7 @@ def test_hash_across_jobs_through_the_imx7d_job_ring() -> None:
         return addr
 
     def run(d: DescriptorBuilder) -> int:
-        addr = buf(desc.to_bytes(d.words(), order))
+        addr = buf(to_bytes(d.words(), order))
         mem.write(inring, addr.to_bytes(4, order))
         model.write32(base + regs.IRJAR, 1)
         assert model.read32(base + regs.ORSFR) == 1

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from cryptoffload.caam.desc import DescriptorBuilder, decode
+from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.decoder import decode
 from cryptoffload.caam.disasm import disassemble_text, format_command, parse_words, to_json
 from cryptoffload.tools.cli import main
 

@@ -15,9 +15,11 @@ from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
 
 from cryptoffload.blocks import ffdhe
 from cryptoffload.blocks.curves import CURVES
-from cryptoffload.caam import desc, regs, status
-from cryptoffload.caam.desc import DescriptorBuilder
+from cryptoffload.caam import regs, status
+from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.decoder import decode
 from cryptoffload.caam.model import CaamModel
+from cryptoffload.caam.words import to_bytes
 
 # ---------------------------------------------------------------------- the driver
 
@@ -109,7 +111,7 @@ class Driver:
 
     def submit(self, words: list[int]) -> int:
         """Enqueue one descriptor; returns its address."""
-        addr = self.buf(desc.to_bytes(words, self.order))
+        addr = self.buf(to_bytes(words, self.order))
         if self.r(regs.IRSAR) == 0:
             raise RuntimeError("input ring full")
         self.mem.write(self.inring + self.wi * self.ptr, self._pointer(addr))
@@ -795,10 +797,10 @@ def test_the_builder_emits_the_brief_recipe_words() -> None:
     assert drv.last_words[:3] == [0xB0800004, 0x82500000, 0x60340020]
     key, iv = bytes(16), bytes(12)
     ct, tag = drv.gcm_encrypt(key, iv, b"a" * 5, b"m" * 7)
-    firsts = [c.words[0] for c in desc.decode(drv.last_words)[1:]]
+    firsts = [c.words[0] for c in decode(drv.last_words)[1:]]
     assert firsts[1:] == [0x8210090D, 0x2221000C, 0x22310005, 0x60300007, 0x22120007, 0x52200010]
     drv.gcm_decrypt(key, iv, b"a" * 5, ct, tag)
-    firsts = [c.words[0] for c in desc.decode(drv.last_words)[1:]]
+    firsts = [c.words[0] for c in decode(drv.last_words)[1:]]
     assert firsts[1:] == [0x8210090E, 0x2221000C, 0x22310005, 0x60300007, 0x22110007, 0x223A0010]
 
 

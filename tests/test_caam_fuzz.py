@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from cryptoffload.caam import encoding as E
 from cryptoffload.caam import regs
-from cryptoffload.caam.desc import DescriptorBuilder
+from cryptoffload.caam.builder import DescriptorBuilder
 from cryptoffload.caam.model import CaamModel, core
 
 BUFFERS = 4

@@ -73,8 +73,11 @@ def _targets(imports: list[tuple[str, str | None, str]]) -> set[str]:
     out = set()
     for module, name, _ in imports:
         rel = module.removeprefix("cryptoffload").lstrip(".")
-        if not rel and name is not None:
-            rel = name  # from cryptoffload import provider
+        if name is not None:  # from cryptoffload.caam import status: the submodule, if it is one
+            candidate = f"{rel}.{name}" if rel else name
+            path = PACKAGE.joinpath(*candidate.split("."))
+            if path.with_suffix(".py").exists() or (path / "__init__.py").exists():
+                rel = candidate
         if rel:
             out.add(rel)
     return out
@@ -133,3 +136,13 @@ def test_the_public_api_keeps_cryptographys_module_paths():
     from cryptoffload.aead import AESCCM, AESGCM  # noqa: F401
     from cryptoffload.ciphers import Cipher, algorithms, modes  # noqa: F401
     from cryptoffload.hashes import SHA256, Hash, digest  # noqa: F401
+
+
+@pytest.mark.parametrize("module", _modules_under("caam/model"))
+def test_the_caam_model_reads_the_decoder_and_never_the_builder(module):
+    # The model stands for the silicon: it shares registers, status words, encodings and the
+    # decoder with the driver side, and nothing else.
+    shared = {"caam.regs", "caam.status", "caam.encoding", "caam.decoder", "caam.words"}
+    for target in _targets(_imports(_module_tree(module))):
+        ok = target in shared or target.startswith(("caam.model", "blocks")) or target == "modes"
+        assert ok, f"{module} imports {target}"

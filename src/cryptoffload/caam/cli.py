@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from cryptoffload.caam import disasm, workbench
-from cryptoffload.caam.desc import decode
+from cryptoffload.caam.decoder import decode
 from cryptoffload.caam.model.parts import PARTS
 
 #: Bytes shown at each end of a long buffer on the terminal (``--full`` shows every byte).

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cryptoffload.caam import encoding as E
-from cryptoffload.caam.desc import Command, decode
+from cryptoffload.caam.decoder import Command, decode
 
 #: Code fields shown together with the name that explains them: ``type=MSG(0x12)``.
 _NAMED = {

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from cryptoffload.caam import encoding as E
 from cryptoffload.caam import status
-from cryptoffload.caam.desc import Command, decode
+from cryptoffload.caam.decoder import Command, decode
 from cryptoffload.caam.model.cha import AesUnit, ChaError, MdUnit
 from cryptoffload.caam.model.dma import DECO_WATCHDOG, JobStop
 from cryptoffload.caam.model.job import (

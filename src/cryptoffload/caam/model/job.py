@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cryptoffload.caam import status
-from cryptoffload.caam.desc import Command
 from cryptoffload.caam.model.cha import AesUnit, ChaError, MdUnit
 from cryptoffload.caam.model.dma import JobBus, JobStop, OutputFifo
 from cryptoffload.caam.model.memory import DmaMemory
 from cryptoffload.caam.model.pkha import PkhaRegisters
 from cryptoffload.caam.model.rng import Rng4
+from cryptoffload.caam.words import Command
 
 if TYPE_CHECKING:
     from cryptoffload.caam.model.parts import Part
