@@ -8,6 +8,7 @@ import math
 import random
 
 import pytest
+from bench_rows import bench_row
 from rich.console import Console
 
 from cryptoffload.tools import cli
@@ -17,18 +18,7 @@ TIGHT = [99.0, 99.5, 100.0, 100.5, 101.0]
 
 
 def _row(engine: str = "software", median: float | None = 100.0, **extra) -> dict:
-    r = {
-        "algorithm": "aes-128-gcm",
-        "operation": "encrypt",
-        "engine": engine,
-        "block": 16384,
-        "unit": "MiB/s",
-        "median": median,
-        "trials": [] if median is None else [median * 0.99, median, median * 1.01],
-        "note": "",
-    }
-    r.update(extra)
-    return r
+    return bench_row(engine, median, **{"spread": None, "noisy": None, **extra})
 
 
 def _run(*rows: dict) -> dict:

@@ -9,6 +9,7 @@ import json
 import math
 
 import pytest
+from bench_rows import MACHINE, bench_row
 from rich.console import Console
 
 from cryptoffload.tools.bench import report, sweep
@@ -17,38 +18,18 @@ from cryptoffload.tools.bench.plot import plot_sweep
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def _row(engine: str, median: float | None, **extra) -> dict:
-    r = {
-        "algorithm": "aes-128-gcm",
-        "operation": "encrypt",
-        "engine": engine,
-        "block": 16384,
-        "unit": "MiB/s",
-        "median": median,
-        "trials": [] if median is None else [median * 0.99, median, median * 1.01],
-        "spread": None if median is None else 0.02,
-        "noisy": False,
-        "offloaded": engine != "software" and median is not None,
-        "offload_share": 1.0 if engine != "software" and median is not None else 0.0,
-        "note": "",
-        "speedup": None,
-    }
-    r.update(extra)
-    return r
-
-
 def synthetic_report(with_cpu: bool = False) -> dict:
     rows = [
-        _row("software", 1000.0, speedup=1.0),
-        _row("caam", 250.0, speedup=0.25, offload_share=0.5, noisy=True, spread=0.3),
-        _row(
+        bench_row("software", 1000.0, speedup=1.0),
+        bench_row("caam", 250.0, speedup=0.25, offload_share=0.5, noisy=True, spread=0.3),
+        bench_row(
             "decliner",
             None,
             note="not offloaded (unsupported x7)",
             declined={"unsupported": 7},
             fallback_median=900.0,
         ),
-        _row(
+        bench_row(
             "software",
             2500.0,
             algorithm="ecdsa-p256-sign",
@@ -69,14 +50,7 @@ def synthetic_report(with_cpu: bool = False) -> dict:
                     "reading": "core busy",
                 }
     return {
-        "machine": {
-            "cpu_model": "Test CPU",
-            "cores": 2,
-            "arch": "x86_64",
-            "kernel": "Linux 6.1",
-            "openssl": "OpenSSL 3.0.0",
-            "python": "3.11.7",
-        },
+        "machine": MACHINE,
         "settings": {
             "block": 16384,
             "time": 0.25,
@@ -91,7 +65,7 @@ def synthetic_report(with_cpu: bool = False) -> dict:
 # -- render: md, csv, json --------------------------------------------------------------------
 
 
-def test_markdown_has_header_separator_and_one_line_per_row():
+def test_markdown_has_header_separator_and_one_line_perbench_row():
     rep = synthetic_report()
     text = report.render(rep, "md")
     table = [line for line in text.splitlines() if line.startswith("|")]
@@ -244,10 +218,10 @@ def synthetic_sweep() -> dict:
     engine = {64: 20.0, 256: 150.0, 1400: 1200.0, 16384: 3000.0}
     rows = []
     for size in sizes:
-        rows.append(_row("software", soft[size], block=size, speedup=1.0))
-        rows.append(_row("caam", engine[size], block=size, speedup=engine[size] / soft[size]))
+        rows.append(bench_row("software", soft[size], block=size, speedup=1.0))
+        rows.append(bench_row("caam", engine[size], block=size, speedup=engine[size] / soft[size]))
         rows.append(
-            _row(
+            bench_row(
                 "decliner",
                 None,
                 block=size,
@@ -307,7 +281,7 @@ def test_plot_sweep_with_several_algorithms_writes_a_png(tmp_path):
 def test_plot_sweep_without_bulk_rows_raises(tmp_path):
     result = {
         "settings": {"sizes": [64]},
-        "rows": [_row("software", 2500.0, algorithm="rsa-2048-private", block=None)],
+        "rows": [bench_row("software", 2500.0, algorithm="rsa-2048-private", block=None)],
         "crossovers": [],
     }
     path = tmp_path / "none.png"

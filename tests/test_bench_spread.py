@@ -6,6 +6,7 @@ import csv
 import io
 import re
 
+from bench_rows import MACHINE
 from rich.console import Console
 
 from cryptoffload.tools.bench import report, timing
@@ -36,14 +37,7 @@ def _report() -> dict:
     noisy = _row(0.106, [94.7, 100.0, 105.3])
     quiet = _row(0.098, [95.1, 100.0, 104.9])
     return {
-        "machine": {
-            "cpu_model": "Test CPU",
-            "cores": 2,
-            "arch": "x86_64",
-            "kernel": "Linux 6.1",
-            "openssl": "OpenSSL 3.0.0",
-            "python": "3.11.7",
-        },
+        "machine": MACHINE,
         "settings": {"trials": 3, "time": 0.25, "cpu": False, "harness_ns_per_call": 40.0},
         "rows": [noisy, quiet],
     }

@@ -10,9 +10,9 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes as _hashes
 from cryptography.hazmat.primitives.asymmetric import ec as _ec
 from cryptography.hazmat.primitives.asymmetric import padding
-from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from doubles import TakeAllEngine
+from sample_keys import DH_KEY, DH_PEER, EC_KEY, EC_PEER, OAEP, RSA_KEY
 
 from cryptoffload import Policy, Provider, dh, drbg, ec, ops, rsa, validate
 from cryptoffload.aead import AESCCM, AESGCM
@@ -26,17 +26,10 @@ from cryptoffload.hmac import HMAC
 from cryptoffload.modes import CBC, CFB, CTR, ECB, OFB
 
 KEY = bytes(range(16))
-RSA_KEY = _rsa.generate_private_key(65537, 2048)
-EC_KEY = _ec.generate_private_key(_ec.SECP256R1())
-EC_PEER = _ec.generate_private_key(_ec.SECP256R1()).public_key()
-DH_PARAMS = dh.DHParameterNumbers(dh.group("ffdhe2048").p, 2).parameters()
-DH_KEY = DH_PARAMS.generate_private_key()
-DH_PEER = DH_PARAMS.generate_private_key().public_key()
 DIGEST = _hashes.Hash(_hashes.SHA256())
 DIGEST.update(b"message")
 SHA256_DIGEST = DIGEST.finalize()
 PSS = padding.PSS(padding.MGF1(_hashes.SHA256()), padding.PSS.MAX_LENGTH)
-OAEP = padding.OAEP(padding.MGF1(_hashes.SHA256()), _hashes.SHA256(), None)
 
 
 def _sealed() -> bytes:

@@ -16,8 +16,8 @@ import pytest
 from cryptography.hazmat.primitives import hashes as _hashes
 from cryptography.hazmat.primitives.asymmetric import ec as _ec
 from cryptography.hazmat.primitives.asymmetric import padding
-from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
 from doubles import TakeAllEngine
+from sample_keys import DH_KEY, DH_PEER, EC_KEY, EC_PEER, OAEP, RSA_KEY
 
 from cryptoffload import Policy, Provider, dh, ec, rsa, validate
 from cryptoffload.aead import AESCCM, AESGCM
@@ -30,14 +30,7 @@ from cryptoffload.modes import CBC, CTR, ECB
 
 KEY = bytes(range(16))
 NONCE = bytes(12)
-RSA_KEY = _rsa.generate_private_key(65537, 2048)
-EC_KEY = _ec.generate_private_key(_ec.SECP256R1())
-EC_PEER = _ec.generate_private_key(_ec.SECP256R1()).public_key()
-DH_PARAMS = dh.DHParameterNumbers(dh.group("ffdhe2048").p, 2).parameters()
-DH_KEY = DH_PARAMS.generate_private_key()
-DH_PEER = DH_PARAMS.generate_private_key().public_key()
 PSS = padding.PSS(padding.MGF1(_hashes.SHA256()), 32)
-OAEP = padding.OAEP(padding.MGF1(_hashes.SHA256()), _hashes.SHA256(), None)
 CHECKS = [
     name
     for name in dir(validate)

@@ -156,7 +156,18 @@ class Op:
         return {name: getattr(self, name) for name in self.FIELDS}
 
 
-class CipherOp(Op):
+class _PayloadOp(Op):
+    """A record whose size is its ``data``'s length."""
+
+    __slots__ = ()
+    data: Any
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+class CipherOp(_PayloadOp):
     """AES ECB/CBC/CTR/CFB/OFB: ``key``, ``iv`` (None for ECB), ``data``, and ``out``.
 
     With ``out`` the engine writes the result into the caller's buffer (no copy on the way
@@ -184,10 +195,6 @@ class CipherOp(Op):
         self.iv = iv
         self.data = data
         self.out = out
-
-    @property
-    def size(self) -> int:
-        return len(self.data)
 
 
 class AeadOp(Op):
@@ -218,7 +225,7 @@ class AeadOp(Op):
         return n if self.kind == "encrypt" else max(n - self.tag_length, 0)
 
 
-class HashOp(Op):
+class HashOp(_PayloadOp):
     """A digest of ``data``."""
 
     __slots__ = ("data",)
@@ -230,12 +237,8 @@ class HashOp(Op):
         self.kind = kind
         self.data = data
 
-    @property
-    def size(self) -> int:
-        return len(self.data)
 
-
-class MacOp(Op):
+class MacOp(_PayloadOp):
     """HMAC and CMAC: ``key``, ``data``; GMAC also ``iv`` (the nonce) and ``tag_length``."""
 
     __slots__ = ("data", "iv", "key", "tag_length")
@@ -257,10 +260,6 @@ class MacOp(Op):
         self.data = data
         self.iv = iv
         self.tag_length = tag_length
-
-    @property
-    def size(self) -> int:
-        return len(self.data)
 
 
 class RsaOp(Op):
