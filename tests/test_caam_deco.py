@@ -477,7 +477,7 @@ def test_rng_instantiate_then_generate(bench: Bench) -> None:
     result = bench.run(*RNG_INSTANTIATE)
     assert result.status == 0  # a HALT with a zero low byte reports 0 (the model's choice)
     assert result.chas == ("RNG",)
-    assert bench.rng.rdsta() == 0x1
+    assert bench.rng.rdsta() == 0x40000001  # IF0, and SKVN: the recipe ends with SK
     p1, p2 = bench.buf(32), bench.buf(32)
     assert bench.run(OP_RNG_GENERATE, FIFO_STORE_RNG | 32, p1).status == 0
     assert bench.run(OP_RNG_GENERATE, FIFO_STORE_RNG | 32, p2).status == 0
@@ -545,11 +545,11 @@ def test_jump_loop_hits_the_watchdog(bench: Bench) -> None:
 def test_loop_over_an_expensive_command_stops_on_its_second_pass(
     bench: Bench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cryptoffload.caam.model import deco
+    from cryptoffload.caam.model import operations
 
     calls = []
-    real = deco.run_pkha
-    monkeypatch.setattr(deco, "run_pkha", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = operations.run_pkha
+    monkeypatch.setattr(operations, "run_pkha", lambda *a, **k: calls.append(1) or real(*a, **k))
     n = (1 << 4095) | 1  # 4096-bit odd modulus: one EXPO is slow in Python
     result = bench.run(
         KEY_PKHA_E | 512,
@@ -801,9 +801,9 @@ def test_a_4gib_ext_store_to_a_small_buffer_fails_before_making_the_data(store: 
     assert peak < 1 << 20
 
 
-def test_move_is_not_modelled() -> None:
+def test_move_from_an_input_fifo_is_not_modelled() -> None:
     b = Bench()
-    assert b.run(0x78000000).status == status.deco(0x0C, 1)
+    assert b.run(0x78800000).status == status.deco(0x0C, 1)  # MOVE INFIFO -> CLASS1CTX
 
 
 # ---------------------------------------------------------------------- sequences

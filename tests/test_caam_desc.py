@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cryptoffload.caam import encoding as E
 from cryptoffload.caam.builder import DescriptorBuilder
 from cryptoffload.caam.decoder import decode
 from cryptoffload.caam.words import from_bytes, to_bytes
@@ -231,9 +232,12 @@ def test_recipe_fields_decode_exactly() -> None:
     assert commands[0].fields == {
         "start": 0,
         "length": 14,
+        "rsls": False,
+        "dnr": False,
         "one": True,
         "zro": False,
-        "dnr": False,
+        "trusted": False,
+        "make_trusted": False,
         "shared": False,
         "reverse": False,
     }
@@ -356,7 +360,46 @@ def test_round_trip_protocols_and_pk_flags() -> None:
     )
 
 
-KINDS = st.sampled_from(["key", "load", "fifo_load", "fifo_store", "operation", "jump"])
+KINDS = st.sampled_from(
+    [
+        "key",
+        "load",
+        "store",
+        "fifo_load",
+        "fifo_store",
+        "operation",
+        "jump",
+        "math",
+        "move",
+        "move_len",
+        "seq_in_ptr",
+        "seq_out_ptr",
+    ]
+)
+LDST_REGS = {
+    0: ["clear-written", "output-fifo", "cha-control"],
+    1: ["context", "key", "mode", "icv-size"],
+    2: ["context", "key", "data-size"],
+    3: ["math0", "math3", "descbuf", "dpovrd", "decoctrl"],
+}
+
+
+def _ldst_spec(draw, kind: str, ptr: int):
+    cls = draw(st.integers(0, 3))
+    reg = draw(st.sampled_from(LDST_REGS[cls]))
+    seq = draw(st.booleans())
+    kw = {"offset": draw(st.integers(0, 255)), "seq": seq}
+    if seq and draw(st.booleans()):
+        kw["vlf"] = True
+    elif not seq and draw(st.booleans()):
+        kw["sgf"] = True
+    if kind == "load" and draw(st.booleans()):
+        kw["data"] = draw(st.binary(max_size=40))
+    else:
+        kw["length"] = draw(st.integers(0, 255))
+        if not seq:
+            kw["pointer"] = ptr
+    return kind, (cls, reg), kw
 
 
 @st.composite
@@ -372,41 +415,56 @@ def command_spec(draw):
         else:
             kw.update(length=draw(st.integers(0, 1023)), pointer=ptr)
         return kind, (draw(st.integers(0, 3)),), kw
-    if kind == "load":
-        cls = draw(st.integers(0, 3))
-        reg = draw(
-            st.sampled_from(
-                {
-                    0: ["clear-written"],
-                    1: ["context", "key"],
-                    2: ["context", "key"],
-                    3: ["math0", "descbuf"],
-                }[cls]
-            )
-        )
-        kw = {"offset": draw(st.integers(0, 255))}
-        if draw(st.booleans()):
-            kw["data"] = draw(st.binary(max_size=40))
-        else:
-            kw.update(length=draw(st.integers(0, 255)), pointer=ptr)
-        return kind, (cls, reg), kw
+    if kind in ("load", "store"):
+        return _ldst_spec(draw, kind, ptr)
     if kind == "fifo_load":
         ftype = draw(
             st.sampled_from(
-                ["MSG", "IV", "AAD", "ICV", "MSG1OUT2", "BITDATA", "PK_A", "PK_N", "PK_B3"]
+                [
+                    "MSG",
+                    "IV",
+                    "AAD",
+                    "ICV",
+                    "MSG1OUT2",
+                    "BITDATA",
+                    "PK_A",
+                    "PK_N",
+                    "PK_B3",
+                    "NOINFOFIFO",
+                ]
             )
         )
-        kw = {"sgf": draw(st.booleans()), "ext": draw(st.booleans())}
-        if not ftype.startswith("PK"):
+        seq = draw(st.booleans())
+        kw = {"ext": draw(st.booleans()), "seq": seq}
+        kw["vlf" if seq else "sgf"] = draw(st.booleans())
+        if ftype in E.FIFOLD_DATA_TYPES.values():
             kw.update({f: draw(st.booleans()) for f in ("flush1", "last1", "last2")})
-        if draw(st.booleans()):
+        if not seq and draw(st.booleans()):
             kw["data"] = draw(st.binary(max_size=40))
         else:
-            kw.update(length=draw(st.integers(0, 0xFFFFFFFF if kw["ext"] else 0xFFFF)), pointer=ptr)
+            kw["length"] = draw(st.integers(0, 0xFFFFFFFF if kw["ext"] else 0xFFFF))
+            if not seq:
+                kw["pointer"] = ptr
         return kind, (draw(st.integers(0, 3)), ftype), kw
     if kind == "fifo_store":
-        ftype = draw(st.sampled_from(["MESSAGE_DATA", "RNGSTORE", "PKHA_B", "SPLIT_KEK", "SKIP"]))
-        kw = {"cont": draw(st.booleans()), "ext": draw(st.booleans()), "pointer": ptr}
+        ftype = draw(
+            st.sampled_from(
+                [
+                    "MESSAGE_DATA",
+                    "RNGSTORE",
+                    "PKHA_B",
+                    "SPLIT_KEK",
+                    "SKIP",
+                    "KEY_KEK",
+                    "KEY_CCM_JKEK",
+                ]
+            )
+        )
+        seq = draw(st.booleans())
+        kw = {"cont": draw(st.booleans()), "ext": draw(st.booleans()), "seq": seq}
+        kw["vlf" if seq else "sgf"] = draw(st.booleans())
+        if not seq:
+            kw["pointer"] = ptr
         kw["length"] = draw(st.integers(0, 0xFFFFFFFF if kw["ext"] else 0xFFFF))
         return kind, (draw(st.integers(0, 3)), ftype), kw
     if kind == "operation":
@@ -416,26 +474,65 @@ def command_spec(draw):
                     ("AES", "CBC"),
                     ("AES", "GCM"),
                     ("AES", "XTS"),
+                    ("AES", "CBC|DK"),
+                    ("AES", "CTR"),
                     ("3DES", "ECB"),
                     ("SHA512", "HMAC"),
                     ("MD5", "SMAC"),
                     ("SHA1", "HMAC_PRECOMP"),
                     ("RNG", "SH1|PS|AI"),
+                    ("RNG", "SH0|SK"),
                 ]
             )
         )
         kw = {
             "aai": aai,
             "state": draw(st.sampled_from(["update", "init", "finalize", "initfinal"])),
+            "encrypt": draw(st.booleans()),
         }
-        kw.update(icv=draw(st.booleans()), encrypt=draw(st.booleans()))
+        kw["pr" if alg == "RNG" else "icv"] = draw(st.booleans())
         return kind, (draw(st.sampled_from([1, 2])), alg), kw
-    jtype = draw(st.sampled_from(["local", "nonlocal", "halt", "halt-user"]))
+    if kind == "math":
+        names = [
+            st.sampled_from(sorted(set(t.values()) - {"unknown"}))
+            for t in (E.MATH_FUNCTIONS, E.MATH_SRC0, E.MATH_SRC1, E.MATH_DEST)
+        ]
+        fun, src0, src1, dest = (draw(n) for n in names)
+        length = draw(st.sampled_from([1, 2, 4, 8]))
+        kw = {f: draw(st.booleans()) for f in ("ifb", "nfu", "stl")}
+        wide = length == 8 and not kw["ifb"] and not (src0 == src1 == "IMM")
+        if "IMM" in (src0, src1):
+            kw["imm"] = draw(st.integers(0, (1 << 64) - 1 if wide else 0xFFFFFFFF))
+        if src0 == src1 == "IMM":
+            kw["imm1"] = draw(st.integers(0, 0xFFFFFFFF))
+        return kind, (fun, src0, src1, dest, length), kw
+    if kind in ("move", "move_len"):
+        src = draw(st.sampled_from(sorted(E.MOVE_SOURCES.values())))
+        dest = draw(st.sampled_from(sorted(E.MOVE_DESTS.values())))
+        kw = {
+            "offset": draw(st.integers(0, 255)),
+            "waitcomp": draw(st.booleans()),
+            "aux": draw(st.integers(0, 3)),
+        }
+        if kind == "move":
+            kw["length"] = draw(st.integers(0, 255))
+        else:
+            kw["length_reg"] = draw(st.sampled_from(["MATH0", "MATH1", "MATH2", "MATH3"]))
+        return kind, (src, dest), kw
+    if kind in ("seq_in_ptr", "seq_out_ptr"):
+        table = E.SEQ_IN_FLAGS if kind == "seq_in_ptr" else E.SEQ_OUT_FLAGS
+        flags = draw(st.lists(st.sampled_from(sorted(table)), unique=True, max_size=4))
+        kw = {"flags": tuple(n for n in table if n in flags)}
+        kw["length"] = draw(st.integers(0, 0xFFFFFFFF if "EXT" in flags else 0xFFFF))
+        if not {"PRE", "RTO"} & set(flags):
+            kw["pointer"] = ptr
+        return kind, (), kw
+    jtype = draw(st.sampled_from(["local", "nonlocal", "halt", "halt-user", "gosub", "return"]))
     kw = {
         "type": jtype,
         "cls": draw(st.integers(0, 3)),
         "jsl": draw(st.booleans()),
-        "test": draw(st.sampled_from(["all", "not-all", "any", "not-any"])),
+        "test": draw(st.sampled_from(["all", "invall", "any", "invany", "not-all", "not-any"])),
         "condition": draw(st.integers(0, 255)),
         "offset": draw(st.integers(-128, 127)),
     }
@@ -446,19 +543,37 @@ def command_spec(draw):
 
 def expected_fields(kind: str, args: tuple, kw: dict) -> dict:
     """The decoder's fields that the builder's named arguments must come back as."""
-    out = {k: v for k, v in kw.items() if k not in ("data", "aai", "state", "offset")}
-    if kind in ("key", "load", "fifo_load", "fifo_store") and args:
+    skip = ("data", "aai", "state", "offset", "seq", "imm", "imm1", "sgf", "vlf")
+    out = {k: v for k, v in kw.items() if k not in skip}
+    if kind in ("key", "load", "store", "fifo_load", "fifo_store") and args:
         out["cls"] = args[0]
+    if kind == "key" and "sgf" in kw:
+        out["sgf"] = kw["sgf"]
+    if kind in ("load", "store", "fifo_load", "fifo_store"):
+        out["vlf" if kw.get("seq") else "sgf"] = bool(kw.get("vlf") or kw.get("sgf"))
     if "data" in kw:
         out.update(data=kw["data"], length=len(kw["data"]), imm=True, pointer=None)
-    if kind == "load":
+    if kind in ("load", "store"):
         out.update(reg_name=args[1], offset=kw["offset"])
     if kind in ("fifo_load", "fifo_store"):
         out["type_name"] = args[1]
     if kind == "operation":
         out.update(alg_name=args[1], aai_name=kw["aai"], state_name=kw["state"])
     if kind == "jump":
-        out.update(offset=kw["offset"], test_name=out.pop("test"))
+        aliases = {"not-all": "invall", "not-any": "invany"}
+        out.update(offset=kw["offset"], test_name=aliases.get(kw["test"], kw["test"]))
+        out.pop("test")
+    if kind == "math":
+        fun, src0, src1, dest, length = args
+        out.update(function_name=fun, src0_name=src0, src1_name=src1, dest_name=dest, length=length)
+        if src0 == src1 == "IMM":
+            out.update(src0_imm=kw["imm"], src1_imm=kw["imm1"])
+        elif "IMM" in (src0, src1):
+            out["src0_imm" if src0 == "IMM" else "src1_imm"] = kw["imm"]
+    if kind in ("move", "move_len"):
+        out.update(src_name=args[0], dest_name=args[1], offset=kw["offset"])
+    if kind in ("seq_in_ptr", "seq_out_ptr"):
+        out.setdefault("pointer", None)
     return out
 
 
@@ -477,9 +592,60 @@ def test_decode_gives_back_the_builders_fields(specs, byteorder) -> None:
     assert [w for c in commands for w in c.words] == words
     assert len(commands) == len(specs) + 1
     for command, (kind, args, kw) in zip(commands[1:], specs, strict=True):
-        assert command.name == kind.upper()
+        assert command.name == _name(kind, kw), command
+        assert "unknown_bits" not in command.fields, command
         for key, value in expected_fields(kind, args, kw).items():
             assert command.fields[key] == value, (key, command)
+
+
+def _name(kind: str, kw: dict) -> str:
+    if kind in ("seq_in_ptr", "seq_out_ptr"):
+        return kind.upper()
+    return ("SEQ_" if kw.get("seq") else "") + kind.upper()
+
+
+HEADERS = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "kind": st.just("shared"),
+            "share": st.sampled_from(["never", "wait", "serial", "always"]),
+            "savectx": st.booleans(),
+            "prop_dnr": st.booleans(),
+            "clear_ififo": st.booleans(),
+            "rif": st.booleans(),
+            "dnr": st.booleans(),
+            "start": st.integers(0, 63),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "kind": st.just("job"),
+            "share": st.sampled_from(["never", "wait", "serial", "always", "defer"]),
+            "shared_pointer": st.integers(0, 0xFFFFFFFF),
+            "shared_length": st.integers(1, 63),
+            "reverse": st.booleans(),
+            "trusted": st.booleans(),
+            "make_trusted": st.booleans(),
+            "rsls": st.booleans(),
+            "dnr": st.booleans(),
+        }
+    ),
+)
+
+
+@given(HEADERS, st.booleans())
+def test_headers_round_trip(header: dict, long_pointers: bool) -> None:
+    if long_pointers and "shared_pointer" in header:
+        header = {**header, "shared_pointer": header["shared_pointer"] << 32 | 0x40}
+    b = DescriptorBuilder(long_pointers=long_pointers).header(**header)
+    words = b.words()
+    fields = decode(words, long_pointers=long_pointers)[0].fields
+    want = {k: v for k, v in header.items() if k not in ("kind", "shared_pointer")}
+    if "shared_pointer" in header:
+        want.update(pointer=header["shared_pointer"], shared=True)
+    for key, value in want.items():
+        assert fields[key] == value, (key, fields)
+    assert fields["one"] and not fields["zro"] and "unknown_bits" not in fields
 
 
 # Bad fields -----------------------------------------------------------------------------------
@@ -510,7 +676,10 @@ def test_decode_gives_back_the_builders_fields(specs, byteorder) -> None:
         (lambda b: b.protocol("RSADEC_PRVKEY", form=4), "form"),
         (lambda b: b.protocol("DH", protinfo=0x10000), "protinfo"),
         (lambda b: b.jump(offset=128), "offset"),
-        (lambda b: b.jump(type="gosub"), "type"),
+        (lambda b: b.jump(type="call"), "type"),
+        (lambda b: b.jump(type="local-inc"), "register"),
+        (lambda b: b.jump(type="local", register="MATH0"), "register"),
+        (lambda b: b.jump(type="halt-user", offset=256), "offset"),
         (lambda b: b.jump(test="some"), "test"),
         (lambda b: b.jump(type="nonlocal"), "pointer"),
         (lambda b: b.seq_in_ptr(length=1, flags=("XYZ",), pointer=0), "flags"),
@@ -556,7 +725,7 @@ def test_unknown_opcodes_and_types_are_reported_not_guessed() -> None:
             0xC8000000,
             0x22090004,
             0,
-            0x60270004,
+            0x602F0004,
             0,
             0x82990000,
             0x83000000,

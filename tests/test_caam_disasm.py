@@ -127,9 +127,12 @@ def test_json_form() -> None:
         "fields": {
             "start": 0,
             "length": 6,
+            "rsls": False,
+            "dnr": False,
             "one": True,
             "zro": False,
-            "dnr": False,
+            "trusted": False,
+            "make_trusted": False,
             "shared": False,
             "reverse": False,
         },
@@ -263,3 +266,86 @@ def test_module_entry_point_in_a_subprocess() -> None:
         timeout=120,
     )
     assert bad.returncode == 2 and "is not a hex number" in bad.stderr
+
+
+# Shared descriptors, MATH, MOVE, DECO registers, SEQ pointer flags ------------------------------
+
+SKCIPHER_DEC = (
+    "b8801211 a1004006 02800010 00010203 04050607 08090a0b 0c0d0e0f 1a200010 a1004003 "
+    "82100104 a0000002 82101104 a8080b04 a8080a04 2b120000 69300000 5a200010"
+)
+SKCIPHER_DEC_TEXT = "".join(
+    line + "\n"
+    for line in (
+        "  0  b8801211  SHARED_HEADER  start=0 length=17 share=serial one savectx",
+        "  1  a1004006  JUMP           class=0 type=local test=all(0) condition=0x40(SHRD) "
+        "offset=6 jsl",
+        "  2  02800010  KEY            class=1 dest=class-key length=16 "
+        "data=<16 key bytes hidden: --show-keys> imm",
+        "  7  1a200010  SEQ_LOAD       class=1 reg=context(0x20) offset=0 length=16",
+        "  8  a1004003  JUMP           class=0 type=local test=all(0) condition=0x40(SHRD) "
+        "offset=3 jsl",
+        "  9  82100104  OPERATION      optype=class1 alg=AES(0x10) aai=CBC(0x10) state=init(1)",
+        " 10  a0000002  JUMP           class=0 type=local test=all(0) condition=0x00 offset=2",
+        " 11  82101104  OPERATION      optype=class1 alg=AES(0x10) aai=CBC|DK(0x110) state=init(1)",
+        " 12  a8080b04  MATH           function=ADD(0x0) src0=SEQINLEN(0x8) src1=MATH0(0x0) "
+        "dest=VARSEQOUTLEN(0xb) length=4",
+        " 13  a8080a04  MATH           function=ADD(0x0) src0=SEQINLEN(0x8) src1=MATH0(0x0) "
+        "dest=VARSEQINLEN(0xa) length=4",
+        " 14  2b120000  SEQ_FIFO_LOAD  class=1 type=MSG(0x12) length=0 vlf last1",
+        " 15  69300000  SEQ_FIFO_STORE class=0 type=MESSAGE_DATA(0x30) length=0 vlf",
+        " 16  5a200010  SEQ_STORE      class=1 reg=context(0x20) offset=0 length=16",
+    )
+)
+
+
+def test_text_of_the_kernels_cbc_decrypt_shared_descriptor() -> None:
+    assert disassemble_text(words_of(SKCIPHER_DEC)) == SKCIPHER_DEC_TEXT
+
+
+def test_math_immediates_are_part_of_the_command() -> None:
+    # Before MATH was decoded its immediate word read as the next command.
+    words = [0xB0800006, 0xA80C4304, 0x0000000D, 0xA8040308, 0x11223344, 0x55667788]
+    lines = disassemble_text(words).splitlines()
+    assert [line.split()[2] for line in lines] == ["HEADER", "MATH", "MATH"]
+    assert lines[1].endswith("src1_imm=0xd")
+    assert lines[2].endswith("length=8 src0_imm=0x1122334455667788")
+    little = disassemble_text(words, byteorder="little").splitlines()  # low word first there
+    assert little[2].endswith("src0_imm=0x5566778811223344")
+    ifb = disassemble_text([0xB0800003, 0xAC040308, 0xF7FFFFFF]).splitlines()
+    assert ifb[1].endswith("length=8 src0_imm=0xf7ffffff ifb")
+    both = disassemble_text([0xB0800004, 0xA8444F04, 1, 2]).splitlines()
+    assert both[1].endswith("dest=NONE(0xf) length=4 src0_imm=0x1 src1_imm=0x2")
+
+
+def test_move_deco_registers_and_flags() -> None:
+    words = [0xB080000B, 0x16860300, 0x1E0B0404, 0x79438404, 0x70210002, 0x16860800,
+             0xA1000201, 0xF0A00010, 0xF8900000, 0xA0C0000E, 0x82500002]  # fmt: skip
+    lines = disassemble_text(words).splitlines()
+    assert lines[1].endswith(
+        "LOAD           class=3 reg=decoctrl(0x6) offset=3 length=0 data=(empty) "
+        "share_change=ok-no-propagate controls=- imm"
+    )
+    assert lines[2].endswith("SEQ_LOAD       class=3 reg=math3(0xb) offset=4 length=4")
+    assert lines[3].endswith(
+        "MOVE           aux=0 src=MATH0(0x4) dest=DESCBUF(0x3) offset=132 length=4 waitcomp"
+    )
+    assert lines[4].endswith(
+        "MOVE_LEN       aux=0 src=OUTFIFO(0x2) dest=CLASS2CTX(0x1) offset=0 length_reg=MATH2"
+    )
+    assert "controls=disable-auto-info-fifo" in lines[5]
+    assert lines[6].endswith("condition=0x02(NOP) offset=1 jsl")
+    assert lines[7].endswith("SEQ_IN_PTR     flags=PRE|RTO length=16")
+    assert lines[8].endswith("SEQ_OUT_PTR    flags=PRE|RST length=0")
+    assert "type=halt-user" in lines[9] and "offset=14" in lines[9]
+    assert lines[10].endswith("aai=SH0(0x0) state=update(0) pr")  # bit 1 of an RNG: PR, not ICV
+
+
+def test_job_header_pointing_at_a_shared_descriptor_with_long_pointers() -> None:
+    words = [0xB08E1C0B, 0x1, 0x23456780, 0xF1400000, 0, 0x80000010, 80]
+    lines = disassemble_text(words, long_pointers=True).splitlines()
+    assert lines[0] == (
+        "  0  b08e1c0b  HEADER         shared_length=14 length=11 share=defer "
+        "pointer=0x123456780 one shared reverse"
+    )
+    assert lines[1].endswith("flags=SGF|EXT length=80 pointer=0x80000010")

@@ -195,7 +195,11 @@ def builder_descriptors(draw: st.DrawFn, rig: Rig, most: int = 6, flips: int = 2
         reg = draw(
             st.one_of(st.sampled_from(sorted(E.LDST_REGS[cls].values())), st.integers(0, 127))
         )
-        b.store(cls, reg, offset=draw(st.integers(0, 80)), **_operand(draw, rig, imm_ok=False))
+        op = _operand(draw, rig, imm_ok=False)
+        code = reg if isinstance(reg, int) else {v: k for k, v in E.LDST_REGS[cls].items()}[reg]
+        if code in E.STORE_NO_POINTER_REGS:  # the descriptor-buffer write-backs take no pointer
+            op.pop("pointer")
+        b.store(cls, reg, offset=draw(st.integers(0, 80)), **op)
 
     def fifo_load() -> None:
         ftype = draw(_names({**E.FIFOLD_PK_TYPES, **E.FIFOLD_DATA_TYPES}))

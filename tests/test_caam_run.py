@@ -15,12 +15,14 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from vectors.loaders import gcm_vectors
 
-from cryptoffload.caam import status
+from cryptoffload.caam import sgtable, status
 from cryptoffload.caam.workbench import (
     Buffer,
     Ref,
     WorkbenchError,
+    WorkbenchResult,
     parse_buffer,
+    parse_table,
     parse_tokens,
     run_descriptor,
 )
@@ -195,7 +197,7 @@ def test_rng_generate_after_instantiation_is_seeded(capsys: pytest.CaptureFixtur
             capsys, ["caam", "run", "--seed", seed, "--json", "--out", "rnd=32", *RNG_WORDS]
         )
         data = json.loads(out)
-        assert rc == 0 and data["rdsta"] == "0x00000001"
+        assert rc == 0 and data["rdsta"] == "0x40000001"  # IF0 | SKVN
         outputs.append(data["outputs"]["rnd"])
     assert outputs[0] == outputs[1] != outputs[2]
     assert outputs[0] != bytes(32).hex()
@@ -478,3 +480,354 @@ def test_bad_out_file_specs(spec: str, message: str) -> None:
 def test_out_spec_with_a_file() -> None:
     buf = parse_buffer("ct=0x10@dir/ct@1.bin", output=True)
     assert buf == Buffer("ct", bytes(16), output=True, path="dir/ct@1.bin")
+
+
+# Shared descriptors and S/G tables: what the Linux driver's descriptors need.
+
+MSG48 = MSG[:48]
+
+
+def kernel_cbc_shared(key: bytes, byteorder: str) -> list[str]:
+    """caamalg_desc.c's cbc(aes) encrypt shared descriptor for AES-128 (notes §2.1): the key is
+    inline, its bytes in memory order (so its words depend on the part's byte order)."""
+    key_words = [f"{int.from_bytes(key[i : i + 4], byteorder):08x}" for i in range(0, 16, 4)]
+    return [
+        "b880120e",  # SHR HDR SAVECTX SERIAL, 14 words
+        "a1004006",  # JUMP SHRD +6: key already loaded
+        "02800010",  # KEY class 1 IMM 16
+        *key_words,
+        "1a200010",  # SEQ LOAD class-1 CONTEXT 16: the IV, from the input sequence
+        "82100105",  # OPERATION AES CBC INIT encrypt
+        "a8080b04",  # MATH VSOL = SIL + R0
+        "a8080a04",  # MATH VSIL = SIL + R0
+        "2b120000",  # SEQ FIFO LOAD class 1 VLF MSG|LAST1
+        "69300000",  # SEQ FIFO STORE VLF MESSAGE_DATA
+        "5a200010",  # SEQ STORE class-1 CONTEXT 16: the next IV, to the output sequence
+    ]
+
+
+def kernel_cbc_job(
+    n: int, *, long_pointers: bool, src: str = "@src", dst: str = "@dst"
+) -> list[str]:
+    """init_skcipher_job: SHARED|REVERSE|DEFER header, SEQ IN/OUT PTR with SGF and EXT."""
+    length = f"{n + 16:08x}"
+    header = "b08e1c0b" if long_pointers else "b08e1c08"
+    return [header, "@shared", "f1400000", src, length, "f9400000", dst, length]
+
+
+def kernel_cbc_run(part: str, *, long_pointers: bool = False) -> WorkbenchResult:
+    order = "little" if part == "imx7d" else "big"
+    return run_descriptor(
+        part,
+        kernel_cbc_job(len(MSG48), long_pointers=long_pointers),
+        [Buffer("iv", IV), Buffer("msg", MSG48), Buffer.output_of("ct", len(MSG48))],
+        shared=kernel_cbc_shared(KEY, order),
+        tables=["src=iv,msg", "dst=ct,iv"],
+        long_pointers=long_pointers,
+    )
+
+
+def hexwords(words: list[int], byteorder: str) -> str:
+    return "".join(w.to_bytes(4, byteorder).hex() for w in words)
+
+
+@pytest.mark.parametrize(
+    "part, long_pointers, order, len16, len48_fin",
+    [
+        ("imx7d", False, "little", "10000000", "30000040"),
+        ("t2080", False, "big", "00000010", "40000030"),
+        ("t2080", True, "big", "00000010", "40000030"),
+    ],
+)
+def test_shared_descriptor_and_sg_table_bytes(
+    part: str, long_pointers: bool, order: str, len16: str, len48_fin: str
+) -> None:
+    result = kernel_cbc_run(part, long_pointers=long_pointers)
+    iv, msg, ct = (result.buffers[n][0] for n in ("iv", "msg", "ct"))
+    src, dst = result.tables["src"], result.tables["dst"]
+
+    def address(a: int) -> str:  # the 64-bit address: most significant word first (i.MX too)
+        return "00000000" + a.to_bytes(4, order).hex()
+
+    # 16-byte entries: address, length (FIN 0x40000000 on the last), offset 0; zeroed up to 4.
+    assert src.image.hex() == (
+        f"{address(iv)}{len16}00000000{address(msg)}{len48_fin}00000000" + "00" * 32
+    )
+    assert dst.image.hex() == (
+        f"{address(ct)}{'30000000' if order == 'little' else '00000030'}00000000"
+        f"{address(iv)}{'10000040' if order == 'little' else '40000010'}00000000" + "00" * 32
+    )
+    assert [e.final for e in src.entries] == [False, True]
+    assert sgtable.decode_table(src.image, order)[:2] == list(src.entries)
+    # The shared descriptor: its own region, its words in the part's byte order.
+    shared = result.shared_address
+    assert shared is not None and len(result.shared_words) == 14
+    assert result.shared_image.hex() == hexwords(list(result.shared_words), order)
+    assert result.shared_image[:4].hex() == ("0e1280b8" if order == "little" else "b880120e")
+    assert result.shared_image[12:28] == KEY  # the inline key: raw bytes in memory order
+    # The job: @shared and the tables' addresses, one word each or two (high first).
+    n = f"{len(MSG48) + 16:08x}"
+    if long_pointers:
+        want = (
+            f"b08e1c0b 0 {shared:x} f1400000 0 {src.address:x} {n} f9400000 0 {dst.address:x} {n}"
+        )
+    else:
+        want = f"b08e1c08 {shared:x} f1400000 {src.address:x} {n} f9400000 {dst.address:x} {n}"
+    assert list(result.words) == [int(w, 16) for w in want.split()]
+
+
+def test_sg_slices_and_offsets_into_a_table() -> None:
+    result = run_descriptor(
+        "t2080",
+        ["b0800005", "f1400000", "@t+16", "00000010", "a2800000"],
+        [Buffer("a", bytes(64)), Buffer.output_of("b", 8)],
+        tables=["t=a+8:16, a+0x20, b:0, b"],
+    )
+    t = result.tables["t"]
+    a, b = result.buffers["a"][0], result.buffers["b"][0]
+    assert [(e.address, e.length, e.final) for e in t.entries] == [
+        (a + 8, 16, False),
+        (a + 32, 32, False),
+        (b, 0, False),
+        (b, 8, True),
+    ]
+    assert [str(s) for s in t.slices] == ["a+8:16", "a+32:32", "b:0", "b:8"]
+    assert len(t.image) == 64  # 4 entries: no padding needed
+    assert result.words[2] == t.address + 16
+    data = result.to_json()["tables"]["t"]
+    assert data["address"] == f"0x{t.address:08x}" and data["bytes"] == t.image.hex()
+    assert data["entries"][0] == {
+        "buffer": "a",
+        "offset": 8,
+        "length": 16,
+        "address": f"0x{a + 8:08x}",
+        "fin": False,
+    }
+
+
+def test_sg_entry_layouts() -> None:
+    entry = sgtable.SgEntry(0x1_2345_6780, 16, final=True)
+    assert sgtable.encode_entry(entry, "big").hex() == "00000001234567804000001000000000"
+    # i.MX: little-endian words, the most significant first.
+    assert sgtable.encode_entry(entry, "little").hex() == "01000000806745231000004000000000"
+    # Layerscape: the address as one little-endian u64.
+    assert (
+        sgtable.encode_entry(entry, "little", lsw_first=True).hex()
+        == "80674523010000001000004000000000"
+    )
+    ext = sgtable.SgEntry(0x80000000, 0, extension=True, offset=0x1FFF, bpid=3)
+    assert sgtable.encode_entry(ext, "big").hex() == "00000000800000008000000000031fff"
+    for order, lsw in (("big", False), ("little", False), ("little", True)):
+        image = sgtable.table_bytes([entry, ext], order, lsw_first=lsw)
+        assert len(image) == 64
+        assert sgtable.decode_table(image, order, lsw_first=lsw)[:2] == [entry, ext]
+    assert [sgtable.padded_count(n) for n in (1, 4, 5, 8)] == [4, 4, 8, 8]
+    with pytest.raises(ValueError, match="does not fit 30 bits"):
+        sgtable.SgEntry(0, 1 << 30)
+    with pytest.raises(ValueError, match="at least one entry"):
+        sgtable.table_bytes([], "big")
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("t", "--sg takes NAME=BUF"),
+        ("=a", "no '=' or no name"),
+        ("9t=a", "the name must be a letter"),
+        ("t=", "--sg t: the table is empty"),
+        ("t= , ", "--sg t: the table is empty"),
+        ("t=a,", r"entry 1 \(''\) is not BUF\[\+OFF\]\[:LEN\]"),
+        ("t=a+x", r"entry 0 \('a\+x'\) is not BUF"),
+        ("t=a:-1", r"entry 0 \('a:-1'\) is not BUF"),
+        ("t=a+1+2", "is not BUF"),
+    ],
+)
+def test_bad_table_specs(spec: str, message: str) -> None:
+    with pytest.raises(WorkbenchError, match=message):
+        parse_table(spec)
+
+
+@pytest.mark.parametrize(
+    "tables, message",
+    [
+        (["t=a,nope"], r"S/G table t: entry 1 \(nope\): no buffer has that name \(buffers: a, b\)"),
+        (["t=a+8:9"], r"entry 0 \(a\+8:9\) runs past the end of 'a' \(16 bytes\)"),
+        (["t=a+17"], r"entry 0 \(a\+17\) runs past the end of 'a' \(16 bytes\)"),
+        (["t=b:5"], r"entry 0 \(b:5\) runs past the end of 'b' \(4 bytes\)"),
+        (["t=a", "u=b,t"], "entry 1 names the S/G table 't': chained tables"),
+        (["a=b"], "the name 'a' is given twice"),
+        (["t=a", "t=b"], "the name 't' is given twice"),
+    ],
+)
+def test_tables_refused_with_clear_errors(tables: list[str], message: str) -> None:
+    with pytest.raises(WorkbenchError, match=message):
+        run_descriptor(
+            "t2080",
+            ["b0800001"],
+            [Buffer("a", bytes(16)), Buffer.output_of("b", 4)],
+            tables=tables,
+        )
+
+
+def test_shared_descriptor_errors() -> None:
+    with pytest.raises(WorkbenchError, match=r"shared word 2 refers to @nope.*@shared: the shared"):
+        run_descriptor("t2080", ["b0800001"], [Buffer("a", b"1")], shared="b8800003 0 @nope")
+    with pytest.raises(WorkbenchError, match="@shared is the shared descriptor's address"):
+        run_descriptor("t2080", ["b0800001"], [Buffer("shared", b"1")], shared="b8800001")
+    with pytest.raises(WorkbenchError, match="no descriptor words"):
+        run_descriptor("t2080", ["b0800001"], shared="# nothing")
+    with pytest.raises(WorkbenchError, match="--shared gives the shared descriptor"):
+        run_descriptor("t2080", ["b0811802", "@shared"])
+    # Without --shared, "shared" is an ordinary buffer name.
+    result = run_descriptor("t2080", ["b0800002", "@shared"], [Buffer("shared", b"1")])
+    assert result.shared_address is None and result.to_json()["shared"] is None
+
+
+def test_cli_refuses_bad_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["caam", "run", "--in", "a=hex:00112233", "b0800001"]
+    for spec, message in (
+        ("t=", "--sg t: the table is empty"),
+        ("t=x", "S/G table t: entry 0 (x): no buffer has that name (buffers: a)"),
+        ("t=a+2:4", "S/G table t: entry 0 (a+2:4) runs past the end of 'a' (4 bytes)"),
+    ):
+        rc, out, err = run_cli(capsys, [*base[:2], "--sg", spec, *base[2:]])
+        assert rc == 2 and out == "" and message in err
+
+
+def kernel_cbc_cli(part: str, *extra: str, long_pointers: bool = False) -> list[str]:
+    order = "little" if part == "imx7d" else "big"
+    args = ["caam", "run", "--part", part, *extra, "--in", f"iv=hex:{IV.hex()}"]
+    args += ["--in", f"msg=hex:{MSG48.hex()}", "--out", f"ct={len(MSG48)}"]
+    args += ["--sg", "src=iv,msg", "--sg", "dst=ct,iv"]
+    args += ["--shared", " ".join(kernel_cbc_shared(KEY, order))]
+    if long_pointers:
+        args.append("--long-pointers")
+    return [*args, *kernel_cbc_job(len(MSG48), long_pointers=long_pointers)]
+
+
+def test_disasm_shows_the_shared_descriptor_and_the_tables(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, out, err = run_cli(capsys, kernel_cbc_cli("t2080", "--disasm"))
+    lines = out.splitlines()
+    shared_line = next(i for i, line in enumerate(lines) if line.startswith("shared descriptor"))
+    shared_addr = lines[shared_line].split()[3].rstrip(",")
+    assert lines[shared_line].endswith(", 14 words")
+    job_header = next(line for line in lines if "b08e1c08" in line)
+    assert f"pointer={shared_addr}" in job_header
+    assert "SHARED_HEADER" in lines[shared_line + 1] and "b880120e" in lines[shared_line + 1]
+    assert any("key bytes hidden" in line for line in lines[shared_line:])
+    assert KEY.hex() not in out + err
+    src = lines.index(next(line for line in lines if line.startswith("table src at ")))
+    assert lines[src].endswith(", 4 entries (2 used), 64 bytes")
+    assert lines[src + 1].startswith("  entry 0: iv, 16 bytes at 0x")
+    assert lines[src + 2].startswith("  entry 1: msg, 48 bytes at 0x")
+    assert lines[src + 2].endswith(", fin")
+    assert "note:" not in err  # the header and the shared descriptor agree
+
+
+def test_json_with_a_shared_descriptor(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run_cli(capsys, kernel_cbc_cli("imx7d", "--json", "--disasm"))
+    data = json.loads(out)
+    assert data["byteorder"] == "little"
+    shared = data["shared"]["address"]
+    assert data["descriptor"]["words"][1] == shared
+    assert data["shared"]["words"][0] == "0xb880120e" and len(data["shared"]["words"]) == 14
+    assert data["disasm"][0]["fields"]["pointer"] == int(shared, 16)
+    assert data["shared_disasm"][0]["name"] == "SHARED_HEADER"
+    assert set(data["tables"]) == {"src", "dst"}
+    assert [e["buffer"] for e in data["tables"]["dst"]["entries"]] == ["ct", "iv"]
+    assert data["notes"] == []
+    assert KEY.hex() not in out
+
+
+@pytest.mark.parametrize(
+    "job, shared, note",
+    [
+        (
+            "b0800001",
+            "b8800001",
+            "--shared given, but the job header has SHARED (0x1000) clear: it is not run",
+        ),
+        ("b0811002 80000000", None, "the job header has SHARED set but no --shared descriptor"),
+        (
+            "b0821002 @shared",
+            "b8800001",
+            "the job header gives the shared descriptor 2 words (bits 21:16); --shared has 1",
+        ),
+        ("b0811002 @shared+4", "b8800001", "the job header's pointer (the word after it) is not"),
+        ("b0811002 @shared", "b8800002", "shared descriptor: the header says 2 words, only 1"),
+    ],
+)
+def test_notes_on_the_job_header_and_the_shared_descriptor(
+    capsys: pytest.CaptureFixture[str], job: str, shared: str | None, note: str
+) -> None:
+    args = ["caam", "run", *job.split()]
+    if shared is not None:
+        args += ["--shared", shared]
+    _, _, err = run_cli(capsys, args)
+    assert f"note: {note}" in err
+
+
+def test_shared_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "shared.desc"
+    path.write_text("b8800002   # SHR HDR, 2 words\na2800000   # HALT\n")
+    _, out, _ = run_cli(
+        capsys, ["caam", "run", "--shared-file", str(path), "--json", "b0821802", "@shared"]
+    )
+    data = json.loads(out)
+    assert data["shared"]["words"] == ["0xb8800002", "0xa2800000"]
+    assert data["descriptor"]["words"][1] == data["shared"]["address"]
+
+
+def test_shared_file_and_words_both_from_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("b8800001"))
+    rc, _, err = run_cli(capsys, ["caam", "run", "--shared-file", "-"])
+    assert rc == 2 and "cannot both come from stdin" in err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("b8800002 a2800000"))
+    rc, out, _ = run_cli(capsys, ["caam", "run", "--shared-file", "-", "--json", "b0800001"])
+    assert json.loads(out)["shared"]["words"] == ["0xb8800002", "0xa2800000"]
+
+
+def test_shared_and_shared_file_together_is_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["caam", "run", "--shared", "b8800001", "--shared-file", "x", "b0800001"])
+    assert exc.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "part, long_pointers", [("imx7d", False), ("t2080", False), ("t1040", False), ("t2080", True)]
+)
+def test_kernel_shaped_cbc_encrypt_matches_cryptography(
+    part: str, long_pointers: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc, out, err = run_cli(capsys, kernel_cbc_cli(part, long_pointers=long_pointers))
+    want = cbc_encrypt(KEY, IV, MSG48)
+    assert (
+        out.splitlines()
+        == [
+            "status 0x00000000: ok",
+            f"output ct (48 bytes): {want.hex()}",  # written through the dst table
+            f"changed iv (16 bytes): {want[-16:].hex()}",  # the next IV, through both tables
+        ]
+    ), err
+    assert rc == 0
+
+
+def test_kernel_shaped_cbc_encrypt_in_place() -> None:
+    # In place, as the kernel lays it out: one table [iv, buf, iv], the input from entry 0 and
+    # the output from entry 1 (@t+16); only the last entry has FIN.
+    n = len(MSG48)
+    result = run_descriptor(
+        "t2080",
+        kernel_cbc_job(n, long_pointers=False, src="@t", dst="@t+16"),
+        [Buffer("iv", IV), Buffer("buf", MSG48)],
+        shared=kernel_cbc_shared(KEY, "big"),
+        tables=["t=iv,buf,iv"],
+    )
+    want = cbc_encrypt(KEY, IV, MSG48)
+    assert result.status_text == "ok"
+    assert result.changed == {"iv": want[-16:], "buf": want}

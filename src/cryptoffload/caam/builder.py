@@ -6,48 +6,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cryptoffload.caam import encoding as E
+from cryptoffload.caam.builder_flow import FlowCommands
+from cryptoffload.caam.fieldcodes import aai_value, bit24, flag_bits, in_range, lookup, names_of
 from cryptoffload.caam.words import check_byteorder
 
 __all__ = ["DescriptorBuilder"]
 
 
-def _names(table: Mapping[int, str] | Iterable[str]) -> str:
-    values = table.values() if isinstance(table, Mapping) else table
-    return ", ".join(str(v) for v in values)
-
-
-def _range(field: str, value: Any, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValueError(f"{field} must be an int {lo}..{hi}, got {value!r}")
-    return value
-
-
-def _code(field: str, value: Any, table: Mapping[int, str], width: int) -> int:
-    """A code given by its name in ``table`` or as an int that fits ``width`` bits."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << width:
-        return value
-    if isinstance(value, str):
-        for code, name in table.items():
-            if name.lower() == value.lower():
-                return code
-    raise ValueError(
-        f"{field} must be one of {_names(table)} or an int 0..0x{(1 << width) - 1:x}, got {value!r}"
-    )
-
-
-def _flags(field: str, names: Iterable[str], table: Mapping[str, int]) -> int:
-    if isinstance(names, str):
-        names = (names,)
-    bits = 0
-    for name in names:
-        bit = {k.lower(): v for k, v in table.items()}.get(str(name).lower())
-        if bit is None:
-            raise ValueError(f"{field} must be names from {_names(table)}, got {name!r}")
-        bits |= bit
-    return bits
-
-
-class DescriptorBuilder:
+class DescriptorBuilder(FlowCommands):
     """Descriptor words from named fields; ``words()`` fills in the header's length and start.
 
     Each command method appends one command and returns the builder, so calls chain.
@@ -60,12 +26,11 @@ class DescriptorBuilder:
         self._pw = 2 if self.long_pointers else 1
         self._header: dict[str, Any] = {
             "kind": "job",
-            "dnr": False,
-            "reverse": False,
-            "one": True,
-            "zro": False,
+            "flags": E.HDR_ONE,
+            "share": 0,
             "start": None,
             "shared_pointer": None,
+            "shared_length": None,
         }
         self._pdb: list[int] = []
         self._body: list[int] = []
@@ -82,24 +47,64 @@ class DescriptorBuilder:
         zro: bool = False,
         start: int | None = None,
         shared_pointer: int | None = None,
+        shared_length: int | None = None,
+        share: str | int | None = None,
+        trusted: bool = False,
+        make_trusted: bool = False,
+        rsls: bool = False,
+        savectx: bool = False,
+        prop_dnr: bool = False,
+        clear_ififo: bool = False,
+        rif: bool = False,
     ) -> DescriptorBuilder:
-        """Header options; ``start`` defaults to 1 + PDB words (0 without a PDB)."""
+        """Header options; ``start`` defaults to 1 + PDB words (0 without a PDB).
+
+        A job header (``kind="job"``) with ``shared_pointer`` points at a shared descriptor of
+        ``shared_length`` words (bits 21:16, where a plain job header has its start index), e.g.
+        Linux's ``header(shared_pointer=P, shared_length=14, reverse=True, share="defer")``.
+        ``share`` is never, wait, serial, always (and defer for a job header); ``trusted``,
+        ``make_trusted`` and ``rsls`` are job-header bits, ``savectx``, ``prop_dnr``,
+        ``clear_ififo`` and ``rif`` shared-header bits.
+        """
         if kind not in ("job", "shared"):
             raise ValueError(f"kind must be 'job' or 'shared', got {kind!r}")
+        job = kind == "job"
         if start is not None:
-            _range("start", start, 0, E.HDR_START_MASK)
+            in_range("start", start, 0, E.HDR_START_MASK)
         if shared_pointer is not None:
-            if kind != "job":
+            if not job:
                 raise ValueError("shared_pointer is only for a job header (kind='job')")
             self._ptr("shared_pointer", shared_pointer)
+        if shared_length is not None:
+            if shared_pointer is None:
+                raise ValueError("shared_length goes with shared_pointer")
+            if start is not None:
+                raise ValueError("give shared_length or start, not both: they share bits 21:16")
+            in_range("shared_length", shared_length, 0, E.HDR_START_MASK)
+        own = {"trusted": trusted, "make_trusted": make_trusted, "rsls": rsls}
+        other = {"savectx": savectx, "prop_dnr": prop_dnr, "clear_ififo": clear_ififo, "rif": rif}
+        if not job:
+            own, other = other, own
+        wrong = [k for k, v in other.items() if v]
+        if wrong:
+            raise ValueError(f"{', '.join(wrong)} not for a {kind} header")
+        table = E.JOB_HDR_FLAGS if job else E.SHR_HDR_FLAGS
+        flags = 0
+        for name, on in {"dnr": dnr, "one": one, "zro": zro, **own}.items():
+            flags |= table[name] if on else 0
+        if reverse:
+            if not job:
+                raise ValueError("reverse is a job-header bit")
+            flags |= E.HDR_REVERSE
+        shares = E.SHARE_TYPES if job else {k: v for k, v in E.SHARE_TYPES.items() if k < 4}
+        width = 3 if job else 2
         self._header = {
             "kind": kind,
-            "dnr": bool(dnr),
-            "reverse": bool(reverse),
-            "one": bool(one),
-            "zro": bool(zro),
+            "flags": flags,
+            "share": 0 if share is None else lookup("share", share, shares, width),
             "start": start,
             "shared_pointer": shared_pointer,
+            "shared_length": shared_length,
         }
         return self
 
@@ -107,7 +112,7 @@ class DescriptorBuilder:
         """A protocol data block from named fields, e.g. ``pdb("rsa-public", n_len=256, ...)``."""
         spec = E.PDB_LAYOUTS.get(layout)
         if spec is None:
-            raise ValueError(f"layout must be one of {_names(E.PDB_LAYOUTS)}, got {layout!r}")
+            raise ValueError(f"layout must be one of {names_of(E.PDB_LAYOUTS)}, got {layout!r}")
         wanted = [n for n, _, _ in spec.head] + list(spec.pointers) + [n for n, _, _ in spec.tail]
         missing = [n for n in wanted if n not in fields]
         extra = [n for n in fields if n not in wanted]
@@ -126,7 +131,7 @@ class DescriptorBuilder:
 
     def pdb_words(self, *words: int) -> DescriptorBuilder:
         """A protocol data block given as raw words."""
-        self._pdb = [_range(f"pdb word {i}", w, 0, E.WORD_MASK) for i, w in enumerate(words)]
+        self._pdb = [in_range(f"pdb word {i}", w, 0, E.WORD_MASK) for i, w in enumerate(words)]
         return self
 
     # Commands ------------------------------------------------------------------------------
@@ -147,8 +152,8 @@ class DescriptorBuilder:
         tk: bool = False,
     ) -> DescriptorBuilder:
         """KEY (or SEQ_KEY): a key into a class key register, PKHA E, S-box or split key."""
-        word = (E.CMD_SEQ_KEY if seq else E.CMD_KEY) | _range("cls", cls, 0, 3) << E.CLASS_SHIFT
-        word |= _code("dest", dest, E.KEY_DESTS, 2) << E.KEY_DEST_SHIFT
+        word = (E.CMD_SEQ_KEY if seq else E.CMD_KEY) | in_range("cls", cls, 0, 3) << E.CLASS_SHIFT
+        word |= lookup("dest", dest, E.KEY_DESTS, 2) << E.KEY_DEST_SHIFT
         imm, length, extra = self._operand("KEY", pointer, data, length, seq, E.KEY_LENGTH_MASK)
         for on, bit in ((sgf, E.KEY_SGF), (enc, E.KEY_ENC), (nwb, E.KEY_NWB), (ekt, E.KEY_EKT),
                         (tk, E.KEY_TK), (imm, E.KEY_IMM)):  # fmt: skip
@@ -166,14 +171,21 @@ class DescriptorBuilder:
         data: bytes | None = None,
         value: int | None = None,
         seq: bool = False,
+        sgf: bool = False,
+        vlf: bool = False,
     ) -> DescriptorBuilder:
-        """LOAD (or SEQ_LOAD) into a register; ``value`` is one immediate 32-bit word."""
+        """LOAD (or SEQ_LOAD) into a register; ``value`` is one immediate 32-bit word.
+
+        DECO registers are class 3: ``load(3, "math3", offset=4, length=4, seq=True)``, or a DECO
+        control with no data, ``load(3, "decoctrl", offset=0x3, data=b"")``. ``vlf`` (SEQ only):
+        the length is VSIL; ``sgf``: the pointer is an S/G table.
+        """
         if value is not None:
             if data is not None:
                 raise ValueError("LOAD: give data or value, not both")
-            data = _range("value", value, 0, E.WORD_MASK).to_bytes(4, self.byteorder)
+            data = in_range("value", value, 0, E.WORD_MASK).to_bytes(4, self.byteorder)
         return self._ldst(E.CMD_SEQ_LOAD if seq else E.CMD_LOAD, "LOAD", cls, reg, offset,
-                          length, pointer, data, seq)  # fmt: skip
+                          length, pointer, data, seq, sgf, vlf)  # fmt: skip
 
     def store(
         self,
@@ -184,10 +196,15 @@ class DescriptorBuilder:
         length: int | None = None,
         pointer: int | None = None,
         seq: bool = False,
+        sgf: bool = False,
+        vlf: bool = False,
     ) -> DescriptorBuilder:
-        """STORE (or SEQ_STORE) of a register to memory."""
+        """STORE (or SEQ_STORE) of a register to memory (``vlf``: the length is VSOL).
+
+        A STORE of descbuf-job, descbuf-shared or their write-enable forms takes no pointer.
+        """
         return self._ldst(E.CMD_SEQ_STORE if seq else E.CMD_STORE, "STORE", cls, reg, offset,
-                          length, pointer, None, seq)  # fmt: skip
+                          length, pointer, None, seq, sgf, vlf)  # fmt: skip
 
     def fifo_load(
         self,
@@ -203,11 +220,18 @@ class DescriptorBuilder:
         last1: bool = False,
         last2: bool = False,
         seq: bool = False,
+        vlf: bool = False,
     ) -> DescriptorBuilder:
-        """FIFO LOAD (or SEQ_FIFO_LOAD) of message, IV, AAD, ICV or PKHA data."""
+        """FIFO LOAD (or SEQ_FIFO_LOAD) of message, IV, AAD, ICV or PKHA data.
+
+        ``vlf`` (SEQ only): the length is VSIL when the command runs (the field is 0); class 0 on
+        a SEQ FIFO LOAD skips ``length`` input bytes; ``sgf`` (not SEQ): the pointer is an S/G
+        table.
+        """
         word = E.CMD_SEQ_FIFO_LOAD if seq else E.CMD_FIFO_LOAD
-        word |= _range("cls", cls, 0, 3) << E.CLASS_SHIFT
-        ftype = _code("type", type, {**E.FIFOLD_PK_TYPES, **E.FIFOLD_DATA_TYPES}, 6)
+        word |= in_range("cls", cls, 0, 3) << E.CLASS_SHIFT
+        types = {**E.FIFOLD_PK_TYPES, **E.FIFOLD_OTHER_TYPES, **E.FIFOLD_DATA_TYPES}
+        ftype = lookup("type", type, types, 6)
         action = (
             (E.FIFOLD_FLUSH1 if flush1 else 0)
             | (E.FIFOLD_LAST1 if last1 else 0)
@@ -219,9 +243,12 @@ class DescriptorBuilder:
             )
         word |= (ftype | action) << E.FIFOLD_TYPE_SHIFT
         max_length = E.WORD_MASK if ext else E.FIFOLD_LENGTH_MASK
+        word |= bit24("FIFO_LOAD", sgf, vlf, seq)
+        if vlf and length is None and data is None:
+            length = 0
         imm, length, extra = self._operand("FIFO_LOAD", pointer, data, length, seq, max_length,
                                            hint="use ext=True above 65535 bytes")  # fmt: skip
-        word |= (E.FIFOLD_IMM if imm else 0) | (E.FIFOLD_SGF if sgf else 0)
+        word |= E.FIFOLD_IMM if imm else 0
         if ext:
             word |= E.FIFOLD_EXT
             at = 0 if imm else len(extra)
@@ -235,21 +262,29 @@ class DescriptorBuilder:
         cls: int,
         type: str | int,
         *,
-        length: int,
+        length: int | None = None,
         pointer: int | None = None,
         ext: bool = False,
         cont: bool = False,
         sgf: bool = False,
         seq: bool = False,
+        vlf: bool = False,
     ) -> DescriptorBuilder:
-        """FIFO STORE (or SEQ_FIFO_STORE) of message data, RNG output or a PKHA register."""
+        """FIFO STORE (or SEQ_FIFO_STORE) of message data, RNG output or a PKHA register.
+
+        ``vlf`` (SEQ only): the length is VSOL; type SKIP on a SEQ FIFO STORE steps the output
+        sequence without writing.
+        """
         word = E.CMD_SEQ_FIFO_STORE if seq else E.CMD_FIFO_STORE
-        word |= _range("cls", cls, 0, 3) << E.CLASS_SHIFT
-        word |= _code("type", type, E.FIFOST_TYPES, 6) << E.FIFOST_TYPE_SHIFT
+        word |= in_range("cls", cls, 0, 3) << E.CLASS_SHIFT
+        word |= lookup("type", type, E.FIFOST_TYPES, 6) << E.FIFOST_TYPE_SHIFT
         max_length = E.WORD_MASK if ext else E.FIFOST_LENGTH_MASK
+        word |= bit24("FIFO_STORE", sgf, vlf, seq)
+        if vlf and length is None:
+            length = 0
         _, length, extra = self._operand("FIFO_STORE", pointer, None, length, seq, max_length,
                                          hint="use ext=True above 65535 bytes")  # fmt: skip
-        word |= (E.FIFOST_CONT if cont else 0) | (E.FIFOST_SGF if sgf else 0)
+        word |= E.FIFOST_CONT if cont else 0
         if ext:
             return self._append(word | E.FIFOST_EXT, [*extra, length])
         return self._append(word | length, extra)
@@ -263,21 +298,35 @@ class DescriptorBuilder:
         state: str | int = "initfinal",
         icv: bool = False,
         encrypt: bool = False,
+        dk: bool = False,
+        pr: bool = False,
     ) -> DescriptorBuilder:
-        """OPERATION of a class 1 or class 2 algorithm (AES, SHA-256, RNG ...)."""
+        """OPERATION of a class 1 or class 2 algorithm (AES, SHA-256, RNG ...).
+
+        ``dk`` (AES): the key register holds the decryption schedule (also ``aai="CBC|DK"``);
+        ``pr`` (RNG): prediction resistance, the same bit as ``icv``.
+        """
         if cls not in (1, 2):
             raise ValueError(f"cls must be 1 or 2 for an algorithm OPERATION, got {cls!r}")
         word = E.CMD_OPERATION | (2 if cls == 1 else 4) << E.OP_TYPE_SHIFT
-        code = _code("alg", alg, E.ALGORITHMS, 8)
-        word |= code << E.OP_ALG_SHIFT | _aai_code(code, aai) << E.OP_AAI_SHIFT
-        word |= _code("state", state, E.STATES, 2) << E.OP_STATE_SHIFT
-        return self._append(word | (E.OP_ICV if icv else 0) | (E.OP_ENCRYPT if encrypt else 0))
+        code = lookup("alg", alg, E.ALGORITHMS, 8)
+        aai_code = aai_value(code, aai)
+        if dk:
+            if code != E.ALG_AES:
+                raise ValueError("dk is an AES AAI bit")
+            aai_code |= E.AAI_DK
+        if pr and code != E.ALG_RNG:
+            raise ValueError("pr (prediction resistance) is an RNG bit: use icv for a cipher")
+        word |= code << E.OP_ALG_SHIFT | aai_code << E.OP_AAI_SHIFT
+        word |= lookup("state", state, E.STATES, 2) << E.OP_STATE_SHIFT
+        word |= E.OP_ICV if icv or pr else 0
+        return self._append(word | (E.OP_ENCRYPT if encrypt else 0))
 
     def pkha(self, function: str | int, *, flags: Iterable[str] = ()) -> DescriptorBuilder:
         """OPERATION of a PKHA function, e.g. ``pkha("MOD_EXPO")`` (B = A^E mod N)."""
         word = E.CMD_OPERATION | 1 << E.OP_TYPE_SHIFT | E.OP_PK
-        word |= _code("function", function, E.PK_FUNCTIONS, 6)
-        return self._append(word | _flags("flags", flags, E.PK_FLAGS))
+        word |= lookup("function", function, E.PK_FUNCTIONS, 6)
+        return self._append(word | flag_bits("flags", flags, E.PK_FLAGS))
 
     def protocol(
         self,
@@ -288,45 +337,21 @@ class DescriptorBuilder:
         form: int | None = None,
         kind: str = "protocol",
     ) -> DescriptorBuilder:
-        """OPERATION of a protocol (RSA, ECDSA, DH, key pair); ``form`` for RSA decrypt."""
+        """OPERATION of a protocol (RSA, ECDSA, DH, key pair, BLOB); ``form`` for RSA decrypt.
+
+        ``flags`` name protinfo bits: PKPROT_FLAGS, or BLOB_FLAGS for the BLOB protocol.
+        """
         types = {"protocol": 0, "decap": 6, "encap": 7}
         if kind not in types:
-            raise ValueError(f"kind must be one of {_names(types)}, got {kind!r}")
+            raise ValueError(f"kind must be one of {names_of(types)}, got {kind!r}")
         word = E.CMD_OPERATION | types[kind] << E.OP_TYPE_SHIFT
-        word |= _code("protid", protid, E.PROTOCOLS, 8) << E.OP_PROTID_SHIFT
-        info = _range("protinfo", protinfo, 0, E.OP_PROTINFO_MASK)
-        info |= _flags("flags", flags, E.PKPROT_FLAGS)
+        code = lookup("protid", protid, E.PROTOCOLS, 8)
+        word |= code << E.OP_PROTID_SHIFT
+        info = in_range("protinfo", protinfo, 0, E.OP_PROTINFO_MASK)
+        info |= flag_bits("flags", flags, E.BLOB_FLAGS if code == E.PROT_BLOB else E.PKPROT_FLAGS)
         if form is not None:
-            info |= {1: 0, 2: 1, 3: 2}[_range("form", form, 1, 3)]
+            info |= {1: 0, 2: 1, 3: 2}[in_range("form", form, 1, 3)]
         return self._append(word | info)
-
-    def jump(
-        self,
-        *,
-        type: str | int = "local",
-        cls: int = 0,
-        jsl: bool = False,
-        test: str | int = "all",
-        condition: int | Iterable[str] = 0,
-        offset: int = 0,
-        pointer: int | None = None,
-    ) -> DescriptorBuilder:
-        """JUMP: local (offset in words), non-local (pointer), HALT or HALT with user status."""
-        code = _code("type", type, E.JUMP_TYPES, 2)
-        word = E.CMD_JUMP | _range("cls", cls, 0, 3) << E.CLASS_SHIFT | code << E.JUMP_TYPE_SHIFT
-        word |= (E.JUMP_JSL if jsl else 0) | _code("test", test, E.JUMP_TESTS, 2) << 16
-        if isinstance(condition, int):
-            cond = _range("condition", condition, 0, E.JUMP_COND_MASK)
-        else:
-            cond = _flags("condition", condition, E.JUMP_CONDITIONS[bool(jsl)])
-        word |= cond << E.JUMP_COND_SHIFT | _range("offset", offset, -128, 127) & 0xFF
-        if code == 1:
-            if pointer is None:
-                raise ValueError("a nonlocal JUMP needs a pointer")
-            return self._append(word, self._ptr("pointer", pointer))
-        if pointer is not None:
-            raise ValueError("only a nonlocal JUMP takes a pointer")
-        return self._append(word)
 
     def seq_in_ptr(
         self, *, length: int = 0, pointer: int | None = None, flags: Iterable[str] = ()
@@ -342,7 +367,9 @@ class DescriptorBuilder:
 
     def raw(self, *words: int) -> DescriptorBuilder:
         """Words appended as given (for encodings the builder does not name)."""
-        return self._append(*[_range(f"word {i}", w, 0, E.WORD_MASK) for i, w in enumerate(words)])
+        return self._append(
+            *[in_range(f"word {i}", w, 0, E.WORD_MASK) for i, w in enumerate(words)]
+        )
 
     # Output ----------------------------------------------------------------------------------
 
@@ -356,6 +383,8 @@ class DescriptorBuilder:
         if shared and self._pdb:
             raise ValueError("a job header with a shared descriptor pointer takes no PDB")
         start = h["start"] if h["start"] is not None else (1 + len(self._pdb) if self._pdb else 0)
+        if h["shared_length"] is not None:
+            start = h["shared_length"]
         if start > E.HDR_START_MASK:
             raise ValueError(f"start index must be 0..63: the PDB is {len(self._pdb)} words")
         total = 1 + len(shared) + len(self._pdb) + len(self._body)
@@ -363,10 +392,9 @@ class DescriptorBuilder:
             if total > E.MAX_DESCRIPTOR_WORDS:
                 raise ValueError(f"a descriptor is at most 64 words, this one is {total}")
             length = total
-        _range("length", length, 0, E.HDR_LENGTH_MASK)
+        in_range("length", length, 0, E.HDR_LENGTH_MASK)
         word = E.CMD_SHARED_HDR if h["kind"] == "shared" else E.CMD_DESC_HDR
-        word |= (E.HDR_ONE if h["one"] else 0) | (E.HDR_ZRO if h["zro"] else 0)
-        word |= (E.HDR_DNR if h["dnr"] else 0) | (E.HDR_REVERSE if h["reverse"] else 0)
+        word |= h["flags"] | h["share"] << E.HDR_SHARE_SHIFT
         word |= (E.HDR_SHARED if shared else 0) | start << E.HDR_START_SHIFT | length
         return [word, *shared, *self._pdb, *self._body]
 
@@ -393,7 +421,9 @@ class DescriptorBuilder:
     def _pack(self, layout: str, spec: tuple[tuple[str, int, int], ...], fields: dict) -> int:
         word = 0
         for name, shift, width in spec:
-            word |= _range(f"{layout} PDB field {name}", fields[name], 0, (1 << width) - 1) << shift
+            word |= (
+                in_range(f"{layout} PDB field {name}", fields[name], 0, (1 << width) - 1) << shift
+            )
         return word
 
     def _imm_words(self, data: bytes) -> list[int]:
@@ -446,11 +476,22 @@ class DescriptorBuilder:
         pointer: int | None,
         data: bytes | None,
         seq: bool,
+        sgf: bool = False,
+        vlf: bool = False,
     ) -> DescriptorBuilder:
-        cls = _range("cls", cls, 0, 3)
+        cls = in_range("cls", cls, 0, 3)
         word = opcode | cls << E.CLASS_SHIFT
-        word |= _code("reg", reg, E.LDST_REGS[cls], 7) << E.LDST_REG_SHIFT
-        word |= _range("offset", offset, 0, E.LDST_OFFSET_MASK) << E.LDST_OFFSET_SHIFT
+        code = lookup("reg", reg, E.LDST_REGS[cls], 7)
+        word |= code << E.LDST_REG_SHIFT
+        word |= in_range("offset", offset, 0, E.LDST_OFFSET_MASK) << E.LDST_OFFSET_SHIFT
+        word |= bit24(command, sgf, vlf, seq)
+        if vlf and length is None and data is None:
+            length = 0
+        if command == "STORE" and not seq and code in E.STORE_NO_POINTER_REGS:
+            if pointer is not None:
+                raise ValueError(f"STORE of register 0x{code:x} takes no pointer")
+            length = in_range("length", 0 if length is None else length, 0, E.LDST_LENGTH_MASK)
+            return self._append(word | length)
         imm, length, extra = self._operand(command, pointer, data, length, seq, E.LDST_LENGTH_MASK)
         return self._append(word | (E.LDST_IMM if imm else 0) | length, extra)
 
@@ -462,9 +503,9 @@ class DescriptorBuilder:
         pointer: int | None,
         flags: Iterable[str],
     ) -> DescriptorBuilder:
-        bits = _flags("flags", flags, table)
+        bits = flag_bits("flags", flags, table)
         ext = bool(bits & E.SEQ_EXT)
-        _range("length", length, 0, E.WORD_MASK if ext else E.SEQ_LENGTH_MASK)
+        in_range("length", length, 0, E.WORD_MASK if ext else E.SEQ_LENGTH_MASK)
         if bits & E.SEQ_NO_POINTER:
             if pointer is not None:
                 raise ValueError("flags PRE and RTO take no pointer")
@@ -476,20 +517,3 @@ class DescriptorBuilder:
         if ext:
             return self._append(opcode | bits, [*extra, length])
         return self._append(opcode | bits | length, extra)
-
-
-def _aai_code(alg: int, aai: str | int) -> int:
-    if alg == E.ALG_RNG and isinstance(aai, str):
-        code = 0
-        for part in aai.split("|"):
-            part = part.strip().upper()
-            if part in ("SH0", "SH1"):
-                code |= int(part[2])
-            elif part in E.RNG_AAI_BITS:
-                code |= E.RNG_AAI_BITS[part]
-            else:
-                raise ValueError(
-                    f"aai for RNG must be names from SH0, SH1, PS, AI, SK, got {aai!r}"
-                )
-        return code
-    return _code("aai", aai, E.aai_table(alg) or {}, 9)

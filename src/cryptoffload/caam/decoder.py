@@ -6,9 +6,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from cryptoffload.caam import encoding as E
+from cryptoffload.caam.operation import aai_name, decode_operation, parse_pdb
 from cryptoffload.caam.words import Command, check_byteorder, check_word
 
-__all__ = ["Command", "aai_name", "decode", "decode_operation", "parse_pdb"]
+__all__ = [
+    "PAST_INPUT",
+    "PAST_LENGTH",
+    "Command",
+    "aai_name",
+    "decode",
+    "decode_at",
+    "decode_operation",
+    "parse_pdb",
+]
 
 PAST_LENGTH = "runs past the descriptor length"
 PAST_INPUT = "runs past the end of the words given"
@@ -23,6 +33,26 @@ def decode(
     return _Decoder(words, 2 if long_pointers else 1, byteorder).run()
 
 
+def decode_at(
+    words: Sequence[int],
+    pos: int,
+    *,
+    limit: int | None = None,
+    long_pointers: bool = False,
+    byteorder: str = "big",
+) -> Command:
+    """The one command starting at ``words[pos]`` (UNKNOWN when it runs past ``limit``).
+
+    What a DECO does at each step: the model runs its descriptor buffer through this, so that a
+    command another command wrote into the buffer is read as it now stands.
+    """
+    check_byteorder(byteorder)
+    words = tuple(words)
+    decoder = _Decoder(words, 2 if long_pointers else 1, byteorder)
+    decoder.limit = len(words) if limit is None else min(limit, len(words))
+    return decoder.at(pos)
+
+
 class _Decoder:
     def __init__(self, words: tuple[int, ...], pointer_words: int, byteorder: str) -> None:
         self.words, self.pw, self.byteorder = words, pointer_words, byteorder
@@ -35,7 +65,7 @@ class _Decoder:
         if first & E.OPCODE_MASK not in (E.CMD_DESC_HDR, E.CMD_SHARED_HDR):
             return self._commands(0, [])  # no header: a fragment, decoded command by command
         self.limit = (first & E.HDR_LENGTH_MASK) or 1
-        header = self._at(0)
+        header = self.at(0)
         out = [header]
         if header.name == "UNKNOWN":
             return out
@@ -59,7 +89,7 @@ class _Decoder:
     def _commands(self, pos: int, out: list[Command]) -> list[Command]:
         stop = min(self.limit, len(self.words))
         while pos < stop:
-            command = self._at(pos)
+            command = self.at(pos)
             out.append(command)
             if command.name == "UNKNOWN" and command.fields.get("reason") in (
                 PAST_LENGTH,
@@ -69,7 +99,7 @@ class _Decoder:
             pos += len(command.words)
         return out
 
-    def _at(self, pos: int) -> Command:
+    def at(self, pos: int) -> Command:
         """The command at ``pos``, or UNKNOWN when it runs past the length or the input."""
         word = self.words[pos]
         opcode = word & E.OPCODE_MASK
@@ -98,6 +128,8 @@ class _Decoder:
         if name in ("LOAD", "SEQ_LOAD", "STORE", "SEQ_STORE"):
             if word & E.LDST_IMM:
                 return 1 + _data_words(word & E.LDST_LENGTH_MASK)
+            if name == "STORE" and _reg(word) in E.STORE_NO_POINTER_REGS:
+                return 1
             return 1 + ptr
         if name in ("FIFO_LOAD", "SEQ_FIFO_LOAD"):
             imm, ext = word & E.FIFOLD_IMM, word & E.FIFOLD_EXT
@@ -112,12 +144,13 @@ class _Decoder:
         if name in ("FIFO_STORE", "SEQ_FIFO_STORE"):
             return 1 + ptr + (1 if word & E.FIFOST_EXT else 0)
         if name == "JUMP":
-            nonlocal_ = (word >> E.JUMP_TYPE_SHIFT) & E.JUMP_TYPE_MASK == 1
-            return 1 + (self.pw if nonlocal_ else 0)
+            return 1 + (self.pw if _jump_type(word) == E.JUMP_NONLOCAL else 0)
         if name in ("SEQ_IN_PTR", "SEQ_OUT_PTR"):
             return 1 + (0 if word & E.SEQ_NO_POINTER else self.pw) + (1 if word & E.SEQ_EXT else 0)
         if name == "HEADER" and pos == 0 and word & E.HDR_SHARED:
             return 1 + self.pw  # a job header with a shared descriptor pointer
+        if name == "MATH":
+            return 1 + _math_immediate_words(word)
         return 1
 
     # Field decoders (one per command family) -------------------------------------------------
@@ -135,18 +168,20 @@ class _Decoder:
 
     def _f_header(self, pos: int, name: str) -> dict[str, Any]:
         word = self.words[pos]
-        fields: dict[str, Any] = {
-            "start": (word >> E.HDR_START_SHIFT) & E.HDR_START_MASK,
-            "length": word & E.HDR_LENGTH_MASK,
-            "one": bool(word & E.HDR_ONE),
-            "zro": bool(word & E.HDR_ZRO),
-            "dnr": bool(word & E.HDR_DNR),
-            "shared": bool(word & E.HDR_SHARED),
-            "reverse": bool(word & E.HDR_REVERSE),
-        }
-        if name == "HEADER" and pos == 0 and word & E.HDR_SHARED:
+        job = name == "HEADER"
+        start = (word >> E.HDR_START_SHIFT) & E.HDR_START_MASK
+        shared = job and bool(word & E.HDR_SHARED)
+        fields: dict[str, Any] = {"shared_length" if shared else "start": start}
+        fields["length"] = word & E.HDR_LENGTH_MASK
+        flags = E.JOB_HDR_FLAGS if job else E.SHR_HDR_FLAGS
+        fields.update({k: bool(word & bit) for k, bit in flags.items()})
+        share_mask = E.HDR_JOB_SHARE_MASK if job else E.HDR_SHR_SHARE_MASK
+        share = (word >> E.HDR_SHARE_SHIFT) & share_mask
+        if not job or shared or share:
+            fields["share"] = E.SHARE_TYPES.get(share, f"unknown({share})")
+        if shared and pos == 0:
             fields["pointer"] = self._pointer(pos + 1)
-        return _with_unknown_bits(fields, word & ~E.HDR_KNOWN)
+        return _with_unknown_bits(fields, word & ~(E.HDR_KNOWN if job else E.SHR_HDR_KNOWN))
 
     _f_shared_header = _f_header
 
@@ -172,39 +207,48 @@ class _Decoder:
     def _f_load(self, pos: int, name: str) -> dict[str, Any]:
         word = self.words[pos]
         cls = (word >> E.CLASS_SHIFT) & 3
-        reg = (word >> E.LDST_REG_SHIFT) & E.LDST_REG_MASK
+        reg = _reg(word)
         imm = bool(word & E.LDST_IMM)
         length = word & E.LDST_LENGTH_MASK
-        return {
+        offset = (word >> E.LDST_OFFSET_SHIFT) & E.LDST_OFFSET_MASK
+        seq = name.startswith("SEQ_")
+        no_pointer = imm or seq or (name == "STORE" and reg in E.STORE_NO_POINTER_REGS)
+        fields: dict[str, Any] = {
             "cls": cls,
+            "vlf" if seq else "sgf": bool(word & E.LDST_SGF),
             "imm": imm,
             "reg": reg,
             "reg_name": E.LDST_REGS[cls].get(reg, "unknown"),
-            "offset": (word >> E.LDST_OFFSET_SHIFT) & E.LDST_OFFSET_MASK,
+            "offset": offset,
             "length": length,
-            "pointer": None if imm or name.startswith("SEQ_") else self._pointer(pos + 1),
+            "pointer": None if no_pointer else self._pointer(pos + 1),
             "data": self._data(pos + 1, length) if imm else None,
         }
+        if cls == 3 and reg == E.DECOCTRL_REG:
+            fields.update(_deco_controls(offset))
+        return fields
 
     _f_store = _f_load
 
     def _f_fifo_load(self, pos: int, name: str) -> dict[str, Any]:
         word = self.words[pos]
         imm, ext = bool(word & E.FIFOLD_IMM), bool(word & E.FIFOLD_EXT)
-        has_ptr = not imm and not name.startswith("SEQ_")
+        seq = name.startswith("SEQ_")
+        has_ptr = not imm and not seq
         after = pos + 1 + (self.pw if has_ptr else 0)
         length = self.words[after] if ext else word & E.FIFOLD_LENGTH_MASK
         ftype = (word >> E.FIFOLD_TYPE_SHIFT) & E.FIFOLD_TYPE_MASK
         pk = ftype < 0x10
         action = 0 if pk else ftype & E.FIFOLD_ACTION_MASK
+        cls = (word >> E.CLASS_SHIFT) & 3
         fields: dict[str, Any] = {
-            "cls": (word >> E.CLASS_SHIFT) & 3,
-            "sgf": bool(word & E.FIFOLD_SGF),
+            "cls": cls,
+            "vlf" if seq else "sgf": bool(word & E.FIFOLD_SGF),
             "imm": imm,
             "ext": ext,
             "type": ftype,
             "type_name": (
-                E.FIFOLD_PK_TYPES.get(ftype, "unknown")
+                {**E.FIFOLD_PK_TYPES, **E.FIFOLD_OTHER_TYPES}.get(ftype, "unknown")
                 if pk
                 else E.FIFOLD_DATA_TYPES.get(ftype & ~E.FIFOLD_ACTION_MASK, "unknown")
             ),
@@ -215,6 +259,8 @@ class _Decoder:
             "pointer": self._pointer(pos + 1) if has_ptr else None,
             "data": self._data(after + (1 if ext else 0), length) if imm else None,
         }
+        if seq and cls == 0:
+            fields["skip"] = True  # class 0 on SEQ FIFO LOAD: consume input, feed no CHA
         if ext and word & E.FIFOLD_LENGTH_MASK:
             fields["unknown_bits"] = word & E.FIFOLD_LENGTH_MASK
         return fields
@@ -222,18 +268,18 @@ class _Decoder:
     def _f_fifo_store(self, pos: int, name: str) -> dict[str, Any]:
         word = self.words[pos]
         ext = bool(word & E.FIFOST_EXT)
-        has_ptr = not name.startswith("SEQ_")
-        after = pos + 1 + (self.pw if has_ptr else 0)
+        seq = name.startswith("SEQ_")
+        after = pos + 1 + (0 if seq else self.pw)
         ftype = (word >> E.FIFOST_TYPE_SHIFT) & E.FIFOST_TYPE_MASK
         fields: dict[str, Any] = {
             "cls": (word >> E.CLASS_SHIFT) & 3,
-            "sgf": bool(word & E.FIFOST_SGF),
+            "vlf" if seq else "sgf": bool(word & E.FIFOST_SGF),
             "cont": bool(word & E.FIFOST_CONT),
             "ext": ext,
             "type": ftype,
             "type_name": E.FIFOST_TYPES.get(ftype, "unknown"),
             "length": self.words[after] if ext else word & E.FIFOST_LENGTH_MASK,
-            "pointer": self._pointer(pos + 1) if has_ptr else None,
+            "pointer": None if seq else self._pointer(pos + 1),
         }
         if ext and word & E.FIFOST_LENGTH_MASK:
             fields["unknown_bits"] = word & E.FIFOST_LENGTH_MASK
@@ -245,23 +291,29 @@ class _Decoder:
     def _f_jump(self, pos: int, name: str) -> dict[str, Any]:
         word = self.words[pos]
         jsl = bool(word & E.JUMP_JSL)
-        jtype = E.JUMP_TYPES[(word >> E.JUMP_TYPE_SHIFT) & E.JUMP_TYPE_MASK]
+        code = _jump_type(word)
         test = (word >> E.JUMP_TEST_SHIFT) & E.JUMP_TEST_MASK
         condition = (word >> E.JUMP_COND_SHIFT) & E.JUMP_COND_MASK
         offset = word & E.JUMP_OFFSET_MASK
         fields: dict[str, Any] = {
             "cls": (word >> E.CLASS_SHIFT) & 3,
             "jsl": jsl,
-            "type": jtype,
-            "test": test,
-            "test_name": E.JUMP_TESTS[test],
-            "condition": condition,
-            "condition_names": tuple(
+            "type": E.JUMP_TYPES.get(code, f"unknown({code:#x})"),
+        }
+        if code in E.JUMP_STEP_TYPES:  # bits 15:12 name the register, 11:8 the MATH conditions
+            step = (word >> E.JUMP_STEP_SHIFT) & 0xF
+            fields["register"] = E.JUMP_STEP_REGS.get(step, f"unknown({step:#x})")
+            condition &= 0x0F
+        fields.update(
+            test=test,
+            test_name=E.JUMP_TESTS[test],
+            condition=condition,
+            condition_names=tuple(
                 n for n, bit in E.JUMP_CONDITIONS[jsl].items() if condition & bit
             ),
-            "offset": offset - 0x100 if offset & 0x80 else offset,
-            "pointer": self._pointer(pos + 1) if jtype == "nonlocal" else None,
-        }
+            offset=offset - 0x100 if offset & 0x80 else offset,
+            pointer=self._pointer(pos + 1) if code == E.JUMP_NONLOCAL else None,
+        )
         return _with_unknown_bits(fields, word & ~E.JUMP_KNOWN)
 
     def _f_seq_ptr(self, pos: int, name: str) -> dict[str, Any]:
@@ -280,10 +332,52 @@ class _Decoder:
 
     _f_in_ptr = _f_out_ptr = _f_seq_ptr
 
-    def _f_move(self, pos: int, name: str) -> dict[str, Any]:
-        return {"reason": f"{name} is not decoded by this tool"}
+    def _f_math(self, pos: int, name: str) -> dict[str, Any]:
+        word = self.words[pos]
+        function, src0, src1, dest = (
+            (word >> shift) & E.MATH_FIELD_MASK
+            for shift in (E.MATH_FUN_SHIFT, E.MATH_SRC0_SHIFT, E.MATH_SRC1_SHIFT, E.MATH_DEST_SHIFT)
+        )
+        fields: dict[str, Any] = {
+            "function": function,
+            "function_name": E.MATH_FUNCTIONS.get(function, "unknown"),
+            "src0": src0,
+            "src0_name": E.MATH_SRC0.get(src0, "unknown"),
+            "src1": src1,
+            "src1_name": E.MATH_SRC1.get(src1, "unknown"),
+            "dest": dest,
+            "dest_name": E.MATH_DEST.get(dest, "unknown"),
+            "length": word & E.MATH_LENGTH_MASK,
+        }
+        fields.update({k: bool(word & bit) for k, bit in E.MATH_FLAGS.items()})
+        imm = self.words[pos + 1 : pos + 1 + _math_immediate_words(word)]
+        if src0 == E.MATH_IMM and src1 == E.MATH_IMM:
+            fields["src0_imm"], fields["src1_imm"] = imm
+        elif E.MATH_IMM in (src0, src1):
+            key = "src0_imm" if src0 == E.MATH_IMM else "src1_imm"
+            fields[key] = _math_value(imm, self.byteorder)
+        return _with_unknown_bits(fields, word & ~E.MATH_KNOWN)
 
-    _f_move_len = _f_math = _f_move
+    def _f_move(self, pos: int, name: str) -> dict[str, Any]:
+        word = self.words[pos]
+        src = (word >> E.MOVE_SRC_SHIFT) & E.MOVE_FIELD_MASK
+        dest = (word >> E.MOVE_DEST_SHIFT) & E.MOVE_FIELD_MASK
+        fields: dict[str, Any] = {
+            "aux": (word >> E.MOVE_AUX_SHIFT) & E.MOVE_AUX_MASK,
+            "waitcomp": bool(word & E.MOVE_WAITCOMP),
+            "src": src,
+            "src_name": E.MOVE_SOURCES.get(src, "unknown"),
+            "dest": dest,
+            "dest_name": E.MOVE_DESTS.get(dest, "unknown"),
+            "offset": (word >> E.MOVE_OFFSET_SHIFT) & E.MOVE_OFFSET_MASK,
+        }
+        if name == "MOVE_LEN":
+            fields["length_reg"] = f"MATH{word & E.MOVE_LEN_MATH_MASK}"
+            return _with_unknown_bits(fields, word & ~E.MOVE_LEN_KNOWN)
+        fields["length"] = word & E.MOVE_LENGTH_MASK
+        return fields
+
+    _f_move_len = _f_move
 
     def _f_signature(self, pos: int, name: str) -> dict[str, Any]:
         return {"reason": "SIGNATURE is not decoded; signature words after it are not skipped"}
@@ -313,106 +407,48 @@ class _Decoder:
         return Command(pdb.index, "PDB", pdb.words, fields)
 
 
-def parse_pdb(
-    words: Sequence[int], layout: E.PdbLayout, pointer_words: int
-) -> dict[str, int] | None:
-    """Named PDB fields when ``words`` have exactly ``layout``'s shape, else None (no guessing)."""
-    if len(words) != layout.length(pointer_words):
-        return None
-    head = _bitfields(words[0], layout.head)
-    if head is None:
-        return None
-    fields = dict(head)
-    pos = 1
-    for name in layout.pointers:
-        value = 0
-        for w in words[pos : pos + pointer_words]:
-            value = (value << 32) | w
-        fields[name] = value
-        pos += pointer_words
-    if layout.tail:
-        tail = _bitfields(words[pos], layout.tail)
-        if tail is None:
-            return None
-        fields.update(tail)
-    return fields
+def _reg(word: int) -> int:
+    return (word >> E.LDST_REG_SHIFT) & E.LDST_REG_MASK
 
 
-def _bitfields(word: int, spec: tuple[tuple[str, int, int], ...]) -> dict[str, int] | None:
-    known = 0
-    out = {}
-    for name, shift, width in spec:
-        mask = ((1 << width) - 1) << shift
-        known |= mask
-        out[name] = (word & mask) >> shift
-    return None if word & ~known else out
+def _jump_type(word: int) -> int:
+    return (word >> E.JUMP_TYPE_SHIFT) & E.JUMP_TYPE_MASK
 
 
-def decode_operation(word: int) -> dict[str, Any]:
-    """The named fields of one OPERATION word."""
-    optype = E.OP_TYPES.get((word >> E.OP_TYPE_SHIFT) & E.OP_TYPE_MASK, "unknown")
-    fields: dict[str, Any] = {"optype": optype}
-    if optype in ("class1", "class2"):
-        alg = (word >> E.OP_ALG_SHIFT) & E.OP_ALG_MASK
-        aai = (word >> E.OP_AAI_SHIFT) & E.OP_AAI_MASK
-        state = (word >> E.OP_STATE_SHIFT) & E.OP_STATE_MASK
-        fields.update(
-            alg=alg,
-            alg_name=E.ALGORITHMS.get(alg, "unknown"),
-            aai=aai,
-            aai_name=aai_name(alg, aai),
-            state=state,
-            state_name=E.STATES[state],
-            icv=bool(word & E.OP_ICV),
-            encrypt=bool(word & E.OP_ENCRYPT),
-        )
-        return _with_unknown_bits(fields, word & ~E.OP_ALG_KNOWN)
-    if optype == "pk":
-        function = word & E.PK_FUNCTION_MASK
-        flags = tuple(n for n, bit in E.PK_FLAGS.items() if word & bit)
-        known = E.OPCODE_MASK | (E.OP_TYPE_MASK << E.OP_TYPE_SHIFT) | E.OP_PK | E.PK_FUNCTION_MASK
-        known |= sum(E.PK_FLAGS.values())
-        fields.update(
-            function=function,
-            function_name=E.PK_FUNCTIONS.get(function, "unknown") if word & E.OP_PK else "unknown",
-            flags=flags,
-        )
-        if not word & E.OP_PK:
-            fields["reason"] = "PKHA function bit 23 clear"
-        return _with_unknown_bits(fields, word & ~known)
-    if optype == "unknown":
-        fields["reason"] = f"unknown OPERATION type {(word >> E.OP_TYPE_SHIFT) & 7}"
-        return fields
-    protid = (word >> E.OP_PROTID_SHIFT) & E.OP_PROTID_MASK
-    protinfo = word & E.OP_PROTINFO_MASK
-    fields.update(protid=protid, prot_name=E.PROTOCOLS.get(protid, "unknown"), protinfo=protinfo)
-    if optype == "protocol" and protid == E.PROT_RSADEC_PRVKEY:
-        fields["form"] = E.RSA_FORMS.get(protinfo & E.RSA_FORM_MASK)
-    elif optype == "protocol" and protid in (
-        E.PROT_PUBLICKEYPAIR,
-        E.PROT_DSASIGN,
-        E.PROT_DSAVERIFY,
-        E.PROT_DH,
+def _math_immediate_words(word: int) -> int:
+    """Words after a MATH command: one per immediate source, two for one 8-byte immediate."""
+    src0 = (word >> E.MATH_SRC0_SHIFT) & E.MATH_FIELD_MASK
+    src1 = (word >> E.MATH_SRC1_SHIFT) & E.MATH_FIELD_MASK
+    if src0 == E.MATH_IMM and src1 == E.MATH_IMM:
+        return 2
+    if E.MATH_IMM not in (src0, src1):
+        return 0
+    eight = word & E.MATH_LENGTH_MASK == 8 and not word & E.MATH_IFB
+    return 2 if eight else 1
+
+
+def _math_value(words: Sequence[int], byteorder: str) -> int:
+    """A MATH immediate: one word, or two words of a 64-bit value, high word first on
+    big-endian parts and low word first on little-endian ones (Linux append_u64)."""
+    if len(words) == 1:
+        return words[0]
+    high, low = (words[0], words[1]) if byteorder == "big" else (words[1], words[0])
+    return high << 32 | low
+
+
+def _deco_controls(offset: int) -> dict[str, Any]:
+    """The controls a DECOCTRL LOAD carries in its offset byte."""
+    out: dict[str, Any] = {
+        "share_change": E.DECOCTRL_SHARE.get(offset & E.DECOCTRL_SHARE_MASK),
+        "controls": tuple(n for n, bit in E.DECOCTRL_FLAGS.items() if offset & bit),
+    }
+    for key, shift in (
+        ("nonseq_liodn", E.DECOCTRL_NONSEQ_LIODN_SHIFT),
+        ("seq_liodn", E.DECOCTRL_SEQ_LIODN_SHIFT),
     ):
-        fields["flags"] = tuple(n for n, bit in E.PKPROT_FLAGS.items() if protinfo & bit)
-        _with_unknown_bits(fields, protinfo & ~sum(E.PKPROT_FLAGS.values()))
-    return fields
-
-
-def aai_name(alg: int, aai: int) -> str:
-    """The mode (block ciphers), hash mode, or RNG bits an AAI value names; "unknown" if none."""
-    if alg == E.ALG_RNG:
-        parts = [E.RNG_HANDLES.get(aai & E.RNG_SH_MASK, f"SH{aai & E.RNG_SH_MASK}?")]
-        rest = aai & ~E.RNG_SH_MASK
-        for name, bit in E.RNG_AAI_BITS.items():
-            if rest & bit:
-                parts.append(name)
-                rest &= ~bit
-        if rest:
-            parts.append(f"unknown(0x{rest:x})")
-        return "|".join(parts)
-    table = E.aai_table(alg)
-    return table.get(aai, "unknown") if table else "unknown"
+        if (offset >> shift) & 3:
+            out[key] = (offset >> shift) & 3
+    return out
 
 
 def _data_words(length: int) -> int:

@@ -18,8 +18,15 @@ _NAMED = {
     "state": "state_name",
     "protid": "prot_name",
     "test": "test_name",
+    "src0": "src0_name",
+    "src1": "src1_name",
+    "dest": "dest_name",
+    "src": "src_name",
 }
-_HEX = {"pointer", "unknown_bits", "protinfo", "reg", "type", "alg", "aai", "function", "protid"}
+_HEX = {
+    "pointer", "unknown_bits", "protinfo", "reg", "type", "alg", "aai", "function", "protid",
+    "src0", "src1", "dest", "src", "src0_imm", "src1_imm",
+}  # fmt: skip
 _LABELS = {"cls": "class", "protid": "protocol"}
 
 

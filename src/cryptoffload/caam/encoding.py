@@ -60,22 +60,49 @@ CLASS_1 = 0x0200_0000
 CLASS_2 = 0x0400_0000
 CLASS_BOTH = 0x0600_0000
 
-# Header.
+# Header (job: HEADER, shared: SHARED_HEADER).
 HDR_DNR = 0x0100_0000
 HDR_ONE = 0x0080_0000
 HDR_ZRO = 0x8000
-HDR_SHARED = 0x1000
-HDR_REVERSE = 0x800
+HDR_SHARED = 0x1000  # job header: a pointer to a shared descriptor follows
+HDR_REVERSE = 0x800  # job header: run the job's commands before the shared descriptor's
 HDR_START_SHIFT = 16
-HDR_START_MASK = 0x3F
+HDR_START_MASK = 0x3F  # start index; with HDR_SHARED, the shared descriptor's length
 HDR_LENGTH_MASK = 0x7F
+HDR_SHARE_SHIFT = 8
+HDR_JOB_SHARE_MASK = 0x7
+HDR_SHR_SHARE_MASK = 0x3
+#: Share types: the job header's 3-bit field adds DEFER (use the shared header's type).
+SHARE_TYPES = {0: "never", 1: "wait", 2: "serial", 3: "always", 4: "defer"}
+# Job header only.
+HDR_RSLS = 0x0200_0000  # require the same SEQ LIODN (DPDK)
+HDR_TRUSTED = 0x4000
+HDR_MAKE_TRUSTED = 0x2000
+JOB_HDR_FLAGS = {
+    "rsls": HDR_RSLS, "dnr": HDR_DNR, "one": HDR_ONE, "zro": HDR_ZRO, "trusted": HDR_TRUSTED,
+    "make_trusted": HDR_MAKE_TRUSTED, "shared": HDR_SHARED, "reverse": HDR_REVERSE,
+}  # fmt: skip
+# Shared header only (SHR HDR): the same bits as the job header's SHARED and REVERSE mean other
+# things here.
+SHR_RIF = 0x0200_0000  # read the input frame early (DPDK)
+SHR_CLEAR_IFIFO = 0x2000  # (DPDK)
+SHR_SAVECTX = 0x1000  # keep the contexts when the descriptor is shared with itself
+SHR_PROP_DNR = 0x800
+SHR_HDR_FLAGS = {
+    "rif": SHR_RIF, "dnr": HDR_DNR, "one": HDR_ONE, "zro": HDR_ZRO,
+    "clear_ififo": SHR_CLEAR_IFIFO, "savectx": SHR_SAVECTX, "prop_dnr": SHR_PROP_DNR,
+}  # fmt: skip
 HDR_KNOWN = (
     OPCODE_MASK
-    | HDR_DNR
-    | HDR_ONE
-    | HDR_ZRO
-    | HDR_SHARED
-    | HDR_REVERSE
+    | sum(JOB_HDR_FLAGS.values())
+    | (HDR_JOB_SHARE_MASK << HDR_SHARE_SHIFT)
+    | (HDR_START_MASK << HDR_START_SHIFT)
+    | HDR_LENGTH_MASK
+)
+SHR_HDR_KNOWN = (
+    OPCODE_MASK
+    | sum(SHR_HDR_FLAGS.values())
+    | (HDR_SHR_SHARE_MASK << HDR_SHARE_SHIFT)
     | (HDR_START_MASK << HDR_START_SHIFT)
     | HDR_LENGTH_MASK
 )
@@ -106,6 +133,8 @@ KEY_KNOWN = (
 )
 
 # LOAD / STORE (and SEQ_ forms).
+LDST_SGF = 0x0100_0000  # LOAD/STORE: the pointer is an S/G table; SEQ forms: VLF
+LDST_VLF = LDST_SGF
 LDST_IMM = 0x0080_0000
 LDST_REG_SHIFT = 16
 LDST_REG_MASK = 0x7F
@@ -115,6 +144,7 @@ LDST_LENGTH_MASK = 0xFF
 LDST_KNOWN = (
     OPCODE_MASK
     | CLASS_MASK
+    | LDST_SGF
     | LDST_IMM
     | (LDST_REG_MASK << LDST_REG_SHIFT)
     | (LDST_OFFSET_MASK << LDST_OFFSET_SHIFT)
@@ -122,17 +152,37 @@ LDST_KNOWN = (
 )
 #: Register codes by class (0 CCB, 1 class 1, 2 class 2, 3 DECO): the same code names
 #: different registers in different classes, so a code is only named for the classes listed.
-LDST_REGS: dict[int, dict[int, str]] = {
-    0: {0x08: "clear-written", 0x10: "pkha-a-size", 0x11: "pkha-b-size", 0x12: "pkha-n-size",
-        0x13: "pkha-e-size"},
-    1: {0x20: "context", 0x40: "key", 0x10: "pkha-a-size", 0x11: "pkha-b-size",
-        0x12: "pkha-n-size", 0x13: "pkha-e-size"},
-    2: {0x20: "context", 0x40: "key"},
-    3: {0x08: "math0", 0x09: "math1", 0x0A: "math2", 0x0B: "math3", 0x40: "descbuf"},
+_CLASS_WORD_REGS = {
+    0x00: "mode", 0x01: "key-size", 0x02: "data-size", 0x03: "icv-size", 0x0C: "iv-size",
+    0x0F: "alt-data-size",
 }  # fmt: skip
+LDST_REGS: dict[int, dict[int, str]] = {
+    0: {0x06: "cha-control", 0x07: "irq-control", 0x08: "clear-written", 0x09: "status",
+        0x10: "pkha-a-size", 0x11: "pkha-b-size", 0x12: "pkha-n-size", 0x13: "pkha-e-size",
+        0x71: "info-fifo-sm", 0x7A: "info-fifo", 0x7C: "input-fifo", 0x7E: "output-fifo"},
+    1: {**_CLASS_WORD_REGS, 0x20: "context", 0x40: "key", 0x10: "pkha-a-size",
+        0x11: "pkha-b-size", 0x12: "pkha-n-size", 0x13: "pkha-e-size"},
+    2: {**_CLASS_WORD_REGS, 0x20: "context", 0x40: "key"},
+    3: {0x06: "decoctrl", 0x07: "dpovrd", 0x08: "math0", 0x09: "math1", 0x0A: "math2",
+        0x0B: "math3", 0x40: "descbuf", 0x41: "descbuf-job", 0x42: "descbuf-shared",
+        0x45: "descbuf-job-we", 0x46: "descbuf-shared-we"},
+}  # fmt: skip
+#: STORE from these register codes writes the descriptor buffer back where it came from: no
+#: pointer word follows (Linux desc_constr.h append_store).
+STORE_NO_POINTER_REGS = frozenset({0x41, 0x42, 0x45, 0x46})
+LDST_MATH0 = 0x08
+MATH_REGISTER_BYTES = 8
+#: LOAD of DECOCTRL (class 3, code 0x06, IMM, length 0): controls in the offset byte.
+DECOCTRL_REG = 0x06
+DECOCTRL_SHARE_MASK = 0x3
+DECOCTRL_SHARE = {1: "never", 2: "ok-propagate", 3: "ok-no-propagate"}
+DECOCTRL_FLAGS = {"enable-auto-info-fifo": 0x4, "disable-auto-info-fifo": 0x8}
+DECOCTRL_NONSEQ_LIODN_SHIFT = 4
+DECOCTRL_SEQ_LIODN_SHIFT = 6
 
 # FIFO LOAD (and SEQ_).
-FIFOLD_SGF = 0x0100_0000
+FIFOLD_SGF = 0x0100_0000  # FIFO LOAD: the pointer is an S/G table
+FIFOLD_VLF = FIFOLD_SGF  # SEQ FIFO LOAD: the length is VSIL
 FIFOLD_IMM = 0x0080_0000
 FIFOLD_EXT = 0x0040_0000
 FIFOLD_TYPE_SHIFT = 16
@@ -147,6 +197,8 @@ FIFOLD_PK_TYPES = {
     0x04: "PK_B0", 0x05: "PK_B1", 0x06: "PK_B2", 0x07: "PK_B3",
     0x08: "PK_N", 0x0C: "PK_A", 0x0D: "PK_B",
 }  # fmt: skip
+#: Type 0x0F: no info-FIFO entry (DPDK's descriptors load data a later command routes).
+FIFOLD_OTHER_TYPES = {0x0F: "NOINFOFIFO"}
 #: Data types (0x10 and up): the low 3 bits are the action (FLUSH1, LAST1, LAST2).
 FIFOLD_DATA_TYPES = {
     0x10: "MSG", 0x18: "MSG1OUT2", 0x20: "IV", 0x28: "BITDATA", 0x30: "AAD", 0x38: "ICV",
@@ -162,19 +214,24 @@ FIFOLD_KNOWN = (
 )
 
 # FIFO STORE (and SEQ_).
-FIFOST_SGF = 0x0100_0000
+FIFOST_SGF = 0x0100_0000  # FIFO STORE: S/G table; SEQ FIFO STORE: VLF (the length is VSOL)
+FIFOST_VLF = FIFOST_SGF
 FIFOST_CONT = 0x0080_0000
 FIFOST_EXT = 0x0040_0000
 FIFOST_TYPE_SHIFT = 16
 FIFOST_TYPE_MASK = 0x3F
 FIFOST_LENGTH_MASK = 0xFFFF
+FIFOST_SKIP = 0x3F
 FIFOST_TYPES = {
     0x00: "PKHA_A0", 0x01: "PKHA_A1", 0x02: "PKHA_A2", 0x03: "PKHA_A3",
     0x04: "PKHA_B0", 0x05: "PKHA_B1", 0x06: "PKHA_B2", 0x07: "PKHA_B3",
-    0x08: "PKHA_N", 0x0C: "PKHA_A", 0x0D: "PKHA_B", 0x26: "SPLIT_KEK",
+    0x08: "PKHA_N", 0x0C: "PKHA_A", 0x0D: "PKHA_B", 0x14: "KEY_CCM_JKEK",
+    0x20: "AF_SBOX_JKEK", 0x21: "AF_SBOX_TKEK", 0x22: "PKHA_E_JKEK", 0x23: "PKHA_E_TKEK",
+    0x24: "KEY_KEK", 0x25: "KEY_TKEK", 0x26: "SPLIT_KEK", 0x27: "SPLIT_TKEK",
+    0x28: "OUTFIFO_KEK", 0x29: "OUTFIFO_TKEK",
     0x30: "MESSAGE_DATA", 0x34: "RNGSTORE", 0x35: "RNGFIFO", 0x3E: "METADATA", 0x3F: "SKIP",
 }  # fmt: skip
-FIFOST_KNOWN = FIFOLD_KNOWN  # same layout: SGF, CONT (bit 23), EXT, type, length
+FIFOST_KNOWN = FIFOLD_KNOWN  # same layout: SGF/VLF, CONT (bit 23), EXT, type, length
 
 # OPERATION.
 OP_TYPE_SHIFT = 24
@@ -186,7 +243,8 @@ OP_AAI_SHIFT = 4
 OP_AAI_MASK = 0x1FF
 OP_STATE_SHIFT = 2
 OP_STATE_MASK = 0x3
-OP_ICV = 0x2
+OP_ICV = 0x2  # check the ICV on decrypt; for the RNG: prediction resistance (OP_PR)
+OP_PR = OP_ICV
 OP_ENCRYPT = 0x1
 OP_ALG_KNOWN = (
     OPCODE_MASK
@@ -218,6 +276,8 @@ AES_MODES = {
     0x60: "CMAC", 0x80: "CCM", 0x90: "GCM",
 }  # fmt: skip
 DES_MODES = {0x10: "CBC", 0x20: "ECB", 0x30: "CFB", 0x40: "OFB"}
+#: AES AAI bit 0x100 (DK): the key register already holds the decryption key schedule.
+AAI_DK = 0x100
 HASH_MODES = {0x00: "HASH", 0x01: "HMAC", 0x02: "SMAC", 0x04: "HMAC_PRECOMP"}
 #: RNG4 AAI bits; the state handle is bits 1:0 (SH0 = 0, SH1 = 1).
 RNG_SH_MASK = 0x3
@@ -268,6 +328,11 @@ PROTOCOLS = {
     PROT_BLOB: "BLOB",
 }  # fmt: skip
 #: protinfo flags of the DSA/ECDSA, DH and key pair protocols.
+#: protinfo of the BLOB protocol (Linux's posted protected-key series, vendor headers): bits 1:0
+#: the format, then the flags.
+BLOB_FORMAT_MASK = 0x3
+BLOB_FORMATS = {0: "normal", 2: "master-key-verification", 3: "test"}
+BLOB_FLAGS = {"BLACK": 0x4, "PTXT_SECMEM": 0x8, "EKT": 0x100, "TK": 0x200}
 PKPROT_FLAGS = {"F2M": 0x1, "ECC": 0x2, "DECRYPT": 0x4, "TEST": 0x8, "HASHED": 0x800}
 PKPROT_ECC = 0x2
 PKPROT_HASHED = 0x800
@@ -277,16 +342,34 @@ RSA_FORMS = {0: 1, 1: 2, 2: 3}
 
 # JUMP.
 JUMP_JSL = 0x0100_0000
-JUMP_TYPE_SHIFT = 22
-JUMP_TYPE_MASK = 0x3
-JUMP_TYPES = {0: "local", 1: "nonlocal", 2: "halt", 3: "halt-user"}
+#: Type, bits 23:20 (the kernel's 2-bit view is bits 23:22: local, nonlocal, halt, halt-user;
+#: the other codes are later eras' additions, named as DPDK names them).
+JUMP_TYPE_SHIFT = 20
+JUMP_TYPE_MASK = 0xF
+JUMP_LOCAL = 0x0
+JUMP_NONLOCAL = 0x4
+JUMP_HALT = 0x8
+JUMP_HALT_USER = 0xC
+JUMP_TYPES = {
+    0x0: "local", 0x1: "local-inc", 0x2: "gosub", 0x3: "local-dec", 0x4: "nonlocal",
+    0x6: "return", 0x8: "halt", 0xC: "halt-user",
+}  # fmt: skip
+#: LOCAL_INC / LOCAL_DEC: the register they step, bits 15:12.
+JUMP_STEP_TYPES = frozenset({0x1, 0x3})
+JUMP_STEP_SHIFT = 12
+JUMP_STEP_REGS = {
+    0x0: "MATH0", 0x1: "MATH1", 0x2: "MATH2", 0x3: "MATH3", 0x7: "DPOVRD", 0x8: "SEQINLEN",
+    0x9: "SEQOUTLEN", 0xA: "VARSEQINLEN", 0xB: "VARSEQOUTLEN",
+}  # fmt: skip
 JUMP_TEST_SHIFT = 16
 JUMP_TEST_MASK = 0x3
-JUMP_TESTS = {0: "all", 1: "not-all", 2: "any", 3: "not-any"}
+JUMP_TESTS = {0: "all", 1: "invall", 2: "any", 3: "invany"}
+#: Older names the builder still takes for tests 1 and 3.
+JUMP_TEST_ALIASES = {"not-all": 1, "not-any": 3}
 JUMP_COND_SHIFT = 8
 JUMP_COND_MASK = 0xFF
 JUMP_OFFSET_MASK = 0xFF
-#: Condition bits: without JSL they test PKHA and math results, with JSL the sharing state.
+#: Condition bits: without JSL they test PKHA and math results, with JSL the DECO's state.
 JUMP_CONDITIONS = {
     False: {"PK_0": 0x80, "PK_GCD_1": 0x40, "PK_PRIME": 0x20, "MATH_N": 0x08, "MATH_Z": 0x04,
             "MATH_C": 0x02, "MATH_NV": 0x01},
@@ -306,12 +389,88 @@ JUMP_KNOWN = (
 # SEQ IN / OUT PTR.
 SEQ_IN_FLAGS = {
     "RBS": 0x0400_0000, "INL": 0x0200_0000, "SGF": 0x0100_0000, "PRE": 0x0080_0000,
-    "EXT": 0x0040_0000, "RTO": 0x0020_0000, "RJD": 0x0010_0000,
+    "EXT": 0x0040_0000, "RTO": 0x0020_0000, "RJD": 0x0010_0000, "SOP": 0x0008_0000,
 }  # fmt: skip
-SEQ_OUT_FLAGS = {"SGF": 0x0100_0000, "PRE": 0x0080_0000, "EXT": 0x0040_0000, "RTO": 0x0020_0000}
+SEQ_OUT_FLAGS = {
+    "SGF": 0x0100_0000, "PRE": 0x0080_0000, "EXT": 0x0040_0000, "RTO": 0x0020_0000,
+    "RST": 0x0010_0000, "EWS": 0x0008_0000,
+}  # fmt: skip
+SEQ_SGF = 0x0100_0000
 SEQ_EXT = 0x0040_0000
 SEQ_NO_POINTER = 0x0080_0000 | 0x0020_0000  # PRE or RTO: no pointer follows
 SEQ_LENGTH_MASK = 0xFFFF
+
+# MATH.
+MATH_IFB = 0x0400_0000  # an 8-byte operation takes a 4-byte immediate
+MATH_NFU = 0x0200_0000  # no flag update
+MATH_STL = 0x0100_0000  # stall
+MATH_FLAGS = {"ifb": MATH_IFB, "nfu": MATH_NFU, "stl": MATH_STL}
+MATH_FUN_SHIFT = 20
+MATH_SRC0_SHIFT = 16
+MATH_SRC1_SHIFT = 12
+MATH_DEST_SHIFT = 8
+MATH_FIELD_MASK = 0xF
+MATH_LENGTH_MASK = 0xF
+MATH_LENGTHS = (1, 2, 4, 8)
+MATH_FUNCTIONS = {
+    0x0: "ADD", 0x1: "ADDC", 0x2: "SUB", 0x3: "SUBB", 0x4: "OR", 0x5: "AND", 0x6: "XOR",
+    0x7: "LSHIFT", 0x8: "RSHIFT", 0x9: "SHLD", 0xA: "ZBYT", 0xB: "BSWAP",
+}  # fmt: skip
+MATH_IMM = 0x4
+MATH_SRC0 = {
+    0x0: "MATH0", 0x1: "MATH1", 0x2: "MATH2", 0x3: "MATH3", 0x4: "IMM", 0x7: "DPOVRD",
+    0x8: "SEQINLEN", 0x9: "SEQOUTLEN", 0xA: "VARSEQINLEN", 0xB: "VARSEQOUTLEN", 0xC: "ZERO",
+    0xF: "ONE",
+}  # fmt: skip
+MATH_SRC1 = {
+    0x0: "MATH0", 0x1: "MATH1", 0x2: "MATH2", 0x3: "MATH3", 0x4: "IMM", 0x7: "DPOVRD",
+    0x8: "VARSEQINLEN", 0x9: "VARSEQOUTLEN", 0xA: "INFIFO", 0xB: "OUTFIFO", 0xC: "ONE",
+    0xD: "JOBSRC", 0xF: "ZERO",
+}  # fmt: skip
+MATH_DEST = {
+    0x0: "MATH0", 0x1: "MATH1", 0x2: "MATH2", 0x3: "MATH3", 0x7: "DPOVRD", 0x8: "SEQINLEN",
+    0x9: "SEQOUTLEN", 0xA: "VARSEQINLEN", 0xB: "VARSEQOUTLEN", 0xF: "NONE",
+}  # fmt: skip
+MATH_KNOWN = (
+    OPCODE_MASK
+    | sum(MATH_FLAGS.values())
+    | (MATH_FIELD_MASK << MATH_FUN_SHIFT)
+    | (MATH_FIELD_MASK << MATH_SRC0_SHIFT)
+    | (MATH_FIELD_MASK << MATH_SRC1_SHIFT)
+    | (MATH_FIELD_MASK << MATH_DEST_SHIFT)
+    | MATH_LENGTH_MASK
+)
+
+# MOVE and MOVE_LEN.
+MOVE_AUX_SHIFT = 25
+MOVE_AUX_MASK = 0x3
+MOVE_WAITCOMP = 0x0100_0000
+MOVE_SRC_SHIFT = 20
+MOVE_DEST_SHIFT = 16
+MOVE_FIELD_MASK = 0xF
+MOVE_OFFSET_SHIFT = 8
+MOVE_OFFSET_MASK = 0xFF
+MOVE_LENGTH_MASK = 0xFF
+MOVE_LEN_MATH_MASK = 0x3  # MOVE_LEN: bits 1:0 pick the MATH register holding the length
+MOVE_SOURCES = {
+    0x0: "CLASS1CTX", 0x1: "CLASS2CTX", 0x2: "OUTFIFO", 0x3: "DESCBUF", 0x4: "MATH0",
+    0x5: "MATH1", 0x6: "MATH2", 0x7: "MATH3", 0x8: "INFIFO", 0x9: "INFIFO_CL", 0xA: "AUX_ABLK",
+}  # fmt: skip
+MOVE_DESTS = {
+    0x0: "CLASS1CTX", 0x1: "CLASS2CTX", 0x2: "OUTFIFO", 0x3: "DESCBUF", 0x4: "MATH0",
+    0x5: "MATH1", 0x6: "MATH2", 0x7: "MATH3", 0x8: "CLASS1INFIFO", 0x9: "CLASS2INFIFO",
+    0xA: "INFIFO_NOINFO", 0xC: "PK_A", 0xD: "CLASS1KEY", 0xE: "CLASS2KEY",
+}  # fmt: skip
+MOVE_KNOWN = (
+    OPCODE_MASK
+    | (MOVE_AUX_MASK << MOVE_AUX_SHIFT)
+    | MOVE_WAITCOMP
+    | (MOVE_FIELD_MASK << MOVE_SRC_SHIFT)
+    | (MOVE_FIELD_MASK << MOVE_DEST_SHIFT)
+    | (MOVE_OFFSET_MASK << MOVE_OFFSET_SHIFT)
+    | MOVE_LENGTH_MASK
+)
+MOVE_LEN_KNOWN = MOVE_KNOWN & ~MOVE_LENGTH_MASK | MOVE_LEN_MATH_MASK
 
 
 # Protocol data blocks.

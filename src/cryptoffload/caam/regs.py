@@ -66,12 +66,67 @@ JRCR_RESET = 0x1
 MCFGR = 0x004
 MCFGR_SWRESET = 0x80000000
 MCFGR_LONG_PTR = 0x00010000
-RTMCTL = 0x600
-RTMCTL_PRGM = 0x00010000
-RTSDCTL = 0x610
+SCFGR = 0x00C  # security configuration
+SCFGR_RDBENABLE = 0x400  # RNG4 "deterministic bit" enable, set by Linux after instantiation
+SCFGR_VIRT_EN = 0x8000  # job ring virtualization: DECORSR must be used before DECORR
+DECORSR = 0x094  # DECO request source: which ring's identity DECO 0 takes
+DECORSR_JR0 = 0x1
+DECORSR_VALID = 0x8000_0000
+DECORR = 0x09C  # DECO request: software asks for DECO 0 (Linux runs the RNG descriptors there)
+DECORR_RQD0ENABLE = 0x1
+DECORR_DEN0 = 0x1_0000  # DECO 0 granted to software
+
+# RNG4 TRNG test registers (Linux kick_trng programs them before instantiating).
+RTMCTL = 0x600  # miscellaneous control
+RTMCTL_PRGM = 0x00010000  # program mode
+RTMCTL_ACC = 0x20  # access mode: invalidates the entropy register
+RTMCTL_SAMP_MODE_MASK = 0x3
+RTMCTL_SAMP_MODE_RAW_ES_SC = 0x1
+RTSCMISC = 0x604  # statistical check miscellaneous
+RTPKRRNG = 0x608  # poker range
+RTPKRMAX = 0x60C  # poker maximum limit
+RTSDCTL = 0x610  # seed control: entropy delay (bits 31:16), sample size (bits 15:0)
+RTSDCTL_ENT_DLY_SHIFT = 16
+RTSDCTL_SAMP_SIZE_MASK = 0xFFFF
+RTFRQMIN = 0x618  # frequency count minimum
+RTFRQMAX = 0x61C  # frequency count maximum
+RTSCML = 0x620  # statistical check monobit limit
+RTSCRL = tuple(0x624 + 4 * n for n in range(6))  # statistical check run length 1..6 limits
 RDSTA = 0x6C0
 RDSTA_IF0 = 0x1
 RDSTA_IF1 = 0x2
+RDSTA_PR0 = 0x10  # state handle 0 instantiated with prediction resistance
+RDSTA_PR1 = 0x20
+RDSTA_SKVN = 0x4000_0000  # secure keys valid (JDKEK, TDKEK, TDSK generated)
+RDSTA_SKVT = 0x8000_0000  # secure keys valid, test mode
+RDSTA_MASK = RDSTA_IF0 | RDSTA_IF1 | RDSTA_PR0 | RDSTA_PR1  # what Linux reads as "instantiated"
+
+# DECO register pages: DECO n at page 8 + n (4 KiB pages). Offsets inside a DECO page.
+DECO_PAGE = 8
+DECO_JR_CTL_HI = 0x800  # job queue control: WHL/FOUR start a descriptor written by software
+DECO_JR_CTL_LO = 0x804
+DECO_JQCR_WHL = 0x2000_0000  # the whole descriptor is in the descriptor buffer
+DECO_JQCR_FOUR = 0x1000_0000  # at least four words are
+DECO_DESC_ADDR_HI = 0x808
+DECO_DESC_ADDR_LO = 0x80C
+DECO_OP_STATUS_HI = 0x810  # the status word of the last descriptor run
+DECO_OP_STATUS_LO = 0x814
+DECO_OP_STATUS_HI_ERR_MASK = 0xF000_00FF  # what Linux compares (0 or 0x70000000 is success)
+DECO_DESCBUF = 0xA00  # 64-word descriptor buffer
+DECO_DESCBUF_WORDS = 64
+DECO_DESC_DBG = 0xE04  # debug: VALID (bit 31) while running, DECO state in bits 23:20
+DECO_DBG_EXEC = 0xE3C  # era 10+: DECO state in bits 19:16
+DESC_DBG_VALID = 0x8000_0000
+DESC_DBG_STATE_SHIFT = 20
+DBG_EXEC_STATE_SHIFT = 16
+DECO_STATE_MASK = 0xF
+DECO_STATE_HOST_ERR = 0xD  # the descriptor ended in error
+
+
+def deco_base(n: int) -> int:
+    """Offset of DECO ``n``'s register page."""
+    return PAGE_SIZE * (DECO_PAGE + n)
+
 
 # Version and ID registers (page 0, mirrored in every ring page).
 ID_SPACE_START = 0xE80

@@ -41,9 +41,30 @@ ERR_PKDIVZRO = 0x7
 ERR_PKMODEVN = 0x8
 ERR_ICVCHK = 0xA
 ERR_HARDWARE = 0xB
+ERR_CLASS1_NOT_RESET = 0xD
 ERR_INVCHA = 0xF
-#: The RNG's own error id 4: not instantiated (CCB low byte 0x54).
-ERR_RNG_NOT_INSTANTIATED = 0x4
+# The RNG's own error ids (CHA id 5), named as in Linux's error.c (rng_err_id_list).
+ERR_RNG_INSTANTIATE = 0x3  # instantiating a handle that is already instantiated (0x53)
+ERR_RNG_NOT_INSTANTIATED = 0x4  # generate, reseed or secure keys on a bare handle (0x54)
+ERR_RNG_TEST_INSTANTIATE = 0x5
+ERR_RNG_PREDICTION_RESISTANCE = 0x6  # PR asked of a handle instantiated without it (0x56)
+ERR_RNG_PR_AND_TEST = 0x7
+ERR_RNG_UNINSTANTIATE = 0x8  # uninstantiating a handle that is not instantiated (0x58)
+ERR_RNG_SECURE_KEYS = 0x9  # secure key generation when the keys are already valid (0x59)
+ERR_RNG_HARDWARE = 0xB
+ERR_RNG_CONTINUOUS_CHECK = 0xC
+
+RNG_ERRORS = {
+    ERR_RNG_INSTANTIATE: "instantiate error (state handle already instantiated)",
+    ERR_RNG_NOT_INSTANTIATED: "RNG not instantiated",
+    ERR_RNG_TEST_INSTANTIATE: "test instantiate error",
+    ERR_RNG_PREDICTION_RESISTANCE: "prediction resistance error",
+    ERR_RNG_PR_AND_TEST: "prediction resistance and test request error",
+    ERR_RNG_UNINSTANTIATE: "uninstantiate error",
+    ERR_RNG_SECURE_KEYS: "secure key generation error",
+    ERR_RNG_HARDWARE: "hardware error",
+    ERR_RNG_CONTINUOUS_CHECK: "continuous check error",
+}
 
 CCB_ERRORS = {
     ERR_MODE: "invalid mode",
@@ -56,6 +77,7 @@ CCB_ERRORS = {
     ERR_PKMODEVN: "PKHA modulus even",
     ERR_ICVCHK: "ICV check failed",
     ERR_HARDWARE: "internal hardware failure",
+    ERR_CLASS1_NOT_RESET: "class 1 CHA is not reset",
     ERR_INVCHA: "invalid CHA selected",
 }
 
@@ -64,20 +86,35 @@ DECO_HDRLEN = 0x13
 DECO_DMA = 0x16
 DECO_JRRESET = 0x1A
 DECO_JOBFAIL = 0x1B
+DECO_KEYS_NOT_LOADED = 0x24  # JDKEK, TDKEK or TDSK not loaded: blob or black key before SK
 DECO_UNDEFPCL = 0x81
 DECO_PDBERR = 0x82
 DECO_INVSIGN = 0x86
 DECO_DSASIGN = 0x87
+DECO_PROTOCOL_SIZE = 0x89
+# BLOB protocol errors (error.c: "Blob Command error: ...").
+DECO_BLOB_UNDEFINED_MODE = 0xC1
+DECO_BLOB_SECMEM = 0xC2
+DECO_BLOB_BLACK_SIZE = 0xC4
+DECO_BLOB_KEY_DESTINATION = 0xC5
+DECO_BLOB_TRUSTED = 0xC8
 
 DECO_ERRORS = {
     DECO_HDRLEN: "descriptor header length error",
     DECO_DMA: "DMA error",
     DECO_JRRESET: "job ring reset released the job",
     DECO_JOBFAIL: "job failed",
+    DECO_KEYS_NOT_LOADED: "JDKEK, TDKEK or TDSK not loaded",
     DECO_UNDEFPCL: "undefined protocol command",
     DECO_PDBERR: "invalid setting in the protocol data block",
     DECO_INVSIGN: "ECDSA signature not valid",
     DECO_DSASIGN: "DSA sign error",
+    DECO_PROTOCOL_SIZE: "protocol size error",
+    DECO_BLOB_UNDEFINED_MODE: "blob command error: undefined mode",
+    DECO_BLOB_SECMEM: "blob command error: secure memory blob mode error",
+    DECO_BLOB_BLACK_SIZE: "blob command error: black blob key or input size error",
+    DECO_BLOB_KEY_DESTINATION: "blob command error: invalid key destination",
+    DECO_BLOB_TRUSTED: "blob command error: trusted/secure mode error",
 }
 
 # Job ring errors (low byte), for jobs the ring could not even start.
@@ -133,8 +170,8 @@ class Status:
         if self.source == SRC_CCB:
             cha, err = (self.code >> 4) & 0xF, self.code & 0xF
             cha_name = CHAS.get(cha, f"CHA {cha:#x}")
-            if cha == CHA_RNG and err == ERR_RNG_NOT_INSTANTIATED:
-                what = "RNG not instantiated"
+            if cha == CHA_RNG and err in RNG_ERRORS:
+                what = RNG_ERRORS[err]
             else:
                 what = CCB_ERRORS.get(err, f"error {err:#x}")
             return f"{source}: {cha_name}: {what} (word {self.index})"

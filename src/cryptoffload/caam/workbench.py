@@ -2,7 +2,9 @@
 
 A descriptor is given as words; a word may be ``@name`` or ``@name+OFFSET`` (OFFSET decimal, or
 hex with 0x), which becomes the model address of that buffer (two words, most significant first,
-with long pointers). The job runs the way a driver runs it: the descriptor and its buffers are
+with long pointers). A shared descriptor (its words written alike, ``@shared`` its address) and
+sec4 S/G tables over slices of the buffers (``@TABLE`` their addresses, built by ``sgtable``) may
+go with it. The job runs the way a driver runs it: the descriptors, tables and buffers are
 written to the model's DMA memory, job ring 0 is set up through the registers, the input entry
 is written and IRJAR = 1, and the status comes from the output entry. Nothing here prints;
 the only files read or written are those the buffers name.
@@ -16,33 +18,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cryptoffload.caam import regs
-from cryptoffload.caam.status import SRC_JUMP_HALT_COND, SRC_JUMP_HALT_USER, SRC_NONE, Status
+from cryptoffload.caam import regs, sgtable
+from cryptoffload.caam.jobring import RNG_INSTANTIATE, RingDriver, RingError, instantiate_rng
+from cryptoffload.caam.status import Status
 
 __all__ = [
     "RNG_INSTANTIATE",
+    "SHARED",
     "Buffer",
+    "BuiltTable",
     "Ref",
     "WorkbenchError",
     "WorkbenchResult",
     "parse_buffer",
+    "parse_table",
     "parse_tokens",
     "run_descriptor",
     "save_outputs",
 ]
 
-#: The brief's RNG4 instantiate recipe for state handle 0 (a driver runs it once after reset).
-RNG_INSTANTIATE = (
-    0xB0800007,
-    0x82500004,  # RNG, state INIT, handle 0
-    0xA2000001,  # JUMP: wait for class 1 done
-    0x10880004,  # LOAD immediate Clear-Written
-    0x00000001,
-    0x82501000,  # RNG, secure key generation
-    0xA2800000,  # HALT
-)
-RING = 0
-RING_DEPTH = 4
+#: The name ``@shared`` stands for: the shared descriptor's address.
+SHARED = "shared"
 MAX_BUFFER = 1 << 24
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -176,11 +172,47 @@ def parse_tokens(text: str) -> list[int | Ref]:
     return [_token(t, n) for n, t in enumerate(raw)]
 
 
+def parse_table(spec: str) -> sgtable.TableSpec:
+    """``NAME=BUF[+OFF][:LEN],BUF2...``: an S/G table over slices of named buffers (OFF from 0,
+    LEN to the buffer's end by default; decimal or 0x hex), FIN on its last entry."""
+    try:
+        return sgtable.parse_table_spec(spec)
+    except ValueError as exc:
+        raise WorkbenchError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class BuiltTable:
+    """An S/G table in DMA memory: its address, each used entry with the slice it points at
+    (lengths resolved), and its bytes after the job (padding entries included)."""
+
+    address: int
+    slices: tuple[sgtable.Slice, ...]
+    entries: tuple[sgtable.SgEntry, ...]
+    image: bytes = field(repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        entries = [
+            {
+                "buffer": s.name,
+                "offset": s.offset,
+                "length": e.length,
+                "address": f"0x{e.address:08x}",
+                "fin": e.final,
+            }
+            for s, e in zip(self.slices, self.entries, strict=True)
+        ]
+        return {"address": f"0x{self.address:08x}", "entries": entries, "bytes": self.image.hex()}
+
+
 def _resolve(
     tokens: Sequence[int | Ref],
     where: Mapping[str, int],
     sizes: Mapping[str, int],
     pointer_words: int,
+    *,
+    what: str = "word",
+    known: str = "",
 ) -> list[int]:
     words: list[int] = []
     for token in tokens:
@@ -188,14 +220,14 @@ def _resolve(
             words.append(token)
             continue
         if token.name not in where:
-            known = ", ".join(where) or "none"
+            hint = "; --shared gives the shared descriptor" if token.name == SHARED else ""
             raise WorkbenchError(
-                f"word {len(words)} refers to {token}, but no buffer has that name "
-                f"(buffers: {known})"
+                f"{what} {len(words)} refers to {token}, but no buffer has that name "
+                f"({known or 'buffers: none'}{hint})"
             )
         if not 0 <= token.offset <= sizes[token.name]:
             raise WorkbenchError(
-                f"word {len(words)}: {token} lies past the end of {token.name!r} "
+                f"{what} {len(words)}: {token} lies past the end of {token.name!r} "
                 f"({sizes[token.name]} bytes)"
             )
         addr = where[token.name] + token.offset
@@ -219,6 +251,10 @@ class WorkbenchResult:
     outputs: Mapping[str, bytes]  # every output buffer after the job
     changed: Mapping[str, bytes]  # input buffers the job wrote to
     counters: Mapping[str, Any]  # the user's job only (the setup job is not counted)
+    shared_words: tuple[int, ...] = ()  # the shared descriptor, if any
+    shared_address: int | None = None
+    shared_image: bytes = b""  # its bytes in DMA memory after the job
+    tables: Mapping[str, BuiltTable] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -249,75 +285,14 @@ class WorkbenchResult:
                 name: {"address": f"0x{addr:08x}", "length": n, "direction": d}
                 for name, (addr, n, d) in self.buffers.items()
             },
+            "shared": None
+            if self.shared_address is None
+            else {
+                "address": f"0x{self.shared_address:08x}",
+                "words": [f"0x{w:08x}" for w in self.shared_words],
+            },
+            "tables": {name: t.to_json() for name, t in self.tables.items()},
         }
-
-
-class _Driver:
-    """Just enough of a job ring driver: SVR check, discovery, ring 0 setup, one job at a time."""
-
-    def __init__(self, model: Any, *, long_pointers: bool) -> None:
-        self.model = model
-        self.base = regs.jr_base(RING)
-        caps = regs.discover(lambda off: model.read32(self.base + off))
-        self.order = caps.byteorder
-        if long_pointers:
-            if not caps.long_pointers:
-                raise WorkbenchError(
-                    f"{model.part.name} cannot use long pointers (CTPR_MS.PS is clear)"
-                )
-            model.write32(regs.MCFGR, model.read32(regs.MCFGR) | regs.MCFGR_LONG_PTR)
-        self.pointer_words = 2 if long_pointers else 1
-        mem = model.memory
-        self.inring = mem.alloc(RING_DEPTH * 4 * self.pointer_words)
-        self.outring = mem.alloc(RING_DEPTH * 4 * (self.pointer_words + 1))
-        for reg, value in (
-            (regs.IRBAR_HI, self.inring >> 32),
-            (regs.IRBAR_LO, self.inring & 0xFFFFFFFF),
-            (regs.ORBAR_HI, self.outring >> 32),
-            (regs.ORBAR_LO, self.outring & 0xFFFFFFFF),
-            (regs.IRSR, RING_DEPTH),
-            (regs.ORSR, RING_DEPTH),
-            (regs.JRCFGR_LS, regs.JRCFGR_IMSK),  # polled, as a user-space driver does
-        ):
-            self.write(reg, value)
-        self.in_index = 0
-        self.out_index = 0
-
-    def write(self, reg: int, value: int) -> None:
-        self.model.write32(self.base + reg, value)
-
-    def read(self, reg: int) -> int:
-        return self.model.read32(self.base + reg)
-
-    def _pointer(self, addr: int) -> bytes:
-        parts = [addr >> 32, addr & 0xFFFFFFFF] if self.pointer_words == 2 else [addr]
-        return b"".join(p.to_bytes(4, self.order) for p in parts)
-
-    def put_words(self, words: Sequence[int]) -> int:
-        addr = self.model.memory.alloc(4 * len(words))
-        self.model.memory.write(addr, b"".join(w.to_bytes(4, self.order) for w in words))
-        return addr
-
-    def run(self, desc: int) -> int:
-        """Enqueue one descriptor, poll for its completion, return the status from the entry."""
-        if self.read(regs.IRSAR) == 0:
-            raise WorkbenchError("job ring 0 has no free slot")
-        entry = self._pointer(desc)
-        self.model.memory.write(self.inring + self.in_index * len(entry), entry)
-        self.in_index = (self.in_index + 1) % RING_DEPTH
-        self.write(regs.IRJAR, 1)
-        if self.read(regs.ORSFR) == 0:
-            intr = self.read(regs.JRINTR)
-            raise WorkbenchError(f"the job did not complete (JRINTR 0x{intr:08x})")
-        size = 4 * (self.pointer_words + 1)
-        raw = self.model.memory.read(self.outring + self.out_index * size, size)
-        self.out_index = (self.out_index + 1) % RING_DEPTH
-        self.write(regs.ORJRR, 1)
-        got = [int.from_bytes(raw[i : i + 4], self.order) for i in range(0, size, 4)]
-        back = (got[0] << 32 | got[1]) if self.pointer_words == 2 else got[0]
-        if back != desc:
-            raise WorkbenchError(f"the output ring returned descriptor 0x{back:x}, not 0x{desc:x}")
-        return got[-1]
 
 
 def save_outputs(result: WorkbenchResult, buffers: Sequence[Buffer]) -> dict[str, str]:
@@ -336,20 +311,6 @@ def save_outputs(result: WorkbenchResult, buffers: Sequence[Buffer]) -> dict[str
     return written
 
 
-def _instantiate_rng(driver: _Driver) -> int:
-    word = driver.run(driver.put_words(RNG_INSTANTIATE))
-    source = word >> 28
-    # A HALT at the end may report 0 or a jump-halt source with a zero low byte (brief).
-    halted_ok = source in (SRC_NONE, SRC_JUMP_HALT_USER, SRC_JUMP_HALT_COND) and not word & 0xFF
-    rdsta = driver.model.read32(regs.RDSTA)
-    if not halted_ok or not rdsta & regs.RDSTA_IF0:
-        raise WorkbenchError(
-            f"RNG4 instantiation returned {Status(word)}, RDSTA 0x{rdsta:08x}; "
-            "try --no-rng-instantiate"
-        )
-    return rdsta
-
-
 def _tokens(words: str | Sequence[int | str | Ref]) -> list[int | Ref]:
     if isinstance(words, str):
         return parse_tokens(words)
@@ -366,11 +327,41 @@ def _tokens(words: str | Sequence[int | str | Ref]) -> list[int | Ref]:
     return out
 
 
+def _check_names(
+    buffers: Sequence[Buffer], tables: Sequence[sgtable.TableSpec], shared: bool
+) -> None:
+    names = [b.name for b in buffers] + [t.name for t in tables]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise WorkbenchError(
+            f"the name {dup!r} is given twice (buffers and S/G tables each need their own)"
+        )
+    if shared and SHARED in names:
+        raise WorkbenchError(f"@{SHARED} is the shared descriptor's address: rename {SHARED!r}")
+    table_names = {t.name for t in tables}
+    for t in tables:
+        for n, piece in enumerate(t.slices):
+            if piece.name in table_names:
+                raise WorkbenchError(
+                    f"S/G table {t.name}: entry {n} names the S/G table {piece.name!r}: "
+                    "chained tables (EXT entries) are not supported"
+                )
+
+
+def _known(buffers: Sequence[Buffer], tables: Sequence[sgtable.TableSpec], shared: bool) -> str:
+    text = "buffers: " + (", ".join(b.name for b in buffers) or "none")
+    if tables:
+        text += "; S/G tables: " + ", ".join(t.name for t in tables)
+    return text + (f"; @{SHARED}: the shared descriptor" if shared else "")
+
+
 def run_descriptor(
     part: str,
     words: str | Sequence[int | str | Ref],
     buffers: Sequence[Buffer] = (),
     *,
+    shared: str | Sequence[int | str | Ref] | None = None,
+    tables: Sequence[sgtable.TableSpec | str] = (),
     rng_instantiated: bool = True,
     long_pointers: bool = False,
     seed: bytes | None = None,
@@ -378,18 +369,20 @@ def run_descriptor(
     """Run one descriptor on a fresh model of ``part`` through job ring 0.
 
     ``words``: text (as ``parse_tokens`` reads it) or a sequence of ints, ``"@name+off"`` strings
-    and ``Ref``. ``rng_instantiated``: first run the RNG4 instantiate recipe for state handle 0
-    through the ring, as a driver does after reset. Raises ``WorkbenchError`` for bad usage, never
-    for a job that fails: its status is in the result.
+    and ``Ref``. ``shared``: a shared descriptor's words, alike, written to its own region;
+    ``@shared`` is its address. ``tables``: S/G tables (``parse_table`` specs), written after the
+    buffers; ``@NAME`` is a table's address. ``rng_instantiated``: first run the RNG4 instantiate
+    recipe for state handle 0 through the ring, as a driver does after reset. Raises
+    ``WorkbenchError`` for bad usage, never for a job that fails: its status is in the result.
     """
     from cryptoffload.caam.model import CaamModel
     from cryptoffload.caam.model.core import Counters
 
     tokens = _tokens(words)
-    names = [b.name for b in buffers]
-    dup = next((n for n in names if names.count(n) > 1), None)
-    if dup is not None:
-        raise WorkbenchError(f"buffer {dup!r} is given twice")
+    shared_tokens = None if shared is None else _tokens(shared)
+    specs = [parse_table(t) if isinstance(t, str) else t for t in tables]
+    _check_names(buffers, specs, shared is not None)
+    known = _known(buffers, specs, shared is not None)
     try:
         model = CaamModel(part, seed=seed)
     except ValueError as exc:
@@ -399,8 +392,11 @@ def run_descriptor(
             f"{part} has no SEC block (SVR 0x{model.svr:08x} lacks the E bit "
             f"0x{regs.SVR_E_BIT:08x}): a driver must not touch it; nothing ran"
         )
-    driver = _Driver(model, long_pointers=long_pointers)
-    rdsta = _instantiate_rng(driver) if rng_instantiated else model.read32(regs.RDSTA)
+    try:
+        driver = RingDriver(model, long_pointers=long_pointers)
+        rdsta = instantiate_rng(driver) if rng_instantiated else model.read32(regs.RDSTA)
+    except RingError as exc:
+        raise WorkbenchError(str(exc)) from None
     model.counters = Counters()  # count the user's job only
 
     mem = model.memory
@@ -409,11 +405,35 @@ def run_descriptor(
         where[b.name] = mem.alloc(max(1, len(b)))
         mem.write(where[b.name], b.data)
     sizes = {b.name: len(b) for b in buffers}
-    resolved = _resolve(tokens, where, sizes, driver.pointer_words)
+    regions = {b.name: (where[b.name], len(b)) for b in buffers}
+    built: dict[str, tuple[tuple[sgtable.Slice, ...], tuple[sgtable.SgEntry, ...]]] = {}
+    for spec in specs:
+        try:
+            built[spec.name] = sgtable.resolve(spec, regions)
+        except ValueError as exc:
+            raise WorkbenchError(str(exc)) from None
+        image = sgtable.table_bytes(built[spec.name][1], driver.order)
+        where[spec.name], sizes[spec.name] = mem.alloc(len(image)), len(image)
+        mem.write(where[spec.name], image)
+    shared_words: list[int] = []
+    shared_address = None
+    if shared_tokens is not None:
+        count = sum(driver.pointer_words if isinstance(t, Ref) else 1 for t in shared_tokens)
+        shared_address = where[SHARED] = mem.alloc(4 * count)
+        sizes[SHARED] = 4 * count
+        shared_words = _resolve(
+            shared_tokens, where, sizes, driver.pointer_words, what="shared word", known=known
+        )
+        driver.put_words(shared_words, shared_address)
+    resolved = _resolve(tokens, where, sizes, driver.pointer_words, known=known)
     desc = driver.put_words(resolved)
-    word = driver.run(desc)
+    try:
+        word = driver.run(desc)
+    except RingError as exc:
+        raise WorkbenchError(str(exc)) from None
 
     after = {b.name: mem.read(where[b.name], len(b)) for b in buffers}
+    shared_image = b"" if shared_address is None else mem.read(shared_address, sizes[SHARED])
     return WorkbenchResult(
         part=model.part.name,
         byteorder=driver.order,
@@ -429,4 +449,11 @@ def run_descriptor(
             b.name: after[b.name] for b in buffers if not b.output and after[b.name] != b.data
         },
         counters=model.counters.snapshot(),
+        shared_words=tuple(shared_words),
+        shared_address=shared_address,
+        shared_image=shared_image,
+        tables={
+            name: BuiltTable(where[name], slices, entries, mem.read(where[name], sizes[name]))
+            for name, (slices, entries) in built.items()
+        },
     )

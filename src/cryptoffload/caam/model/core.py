@@ -20,10 +20,15 @@ Behaviour chosen where the brief is silent (a driver written to the brief works 
   halted resets the ring (indices, counts, pending jobs, JRINTR to 0; base, size and JRCFGR
   registers are kept); JRCR reads 1 once more, then 0. A halted ring ignores IRJAR.
 - MCFGR.LONG_PTR can be set only where CTPR_MS.PS is set; MCFGR.SWRESET returns every ring, the
-  RNG and the controller registers to their power-on state (faults and counters are kept).
-  RTMCTL, RTSDCTL and other unmodelled controller registers are plain storage; RDSTA comes from
-  the RNG. Unmodelled ring registers read 0 and ignore writes; the version/ID registers
-  (0xE80-0xFFF) read in page 0 and in each ring page, and ignore writes.
+  RNG (and the secure keys, not the master key), DECO 0's control and the controller registers
+  to their power-on state (faults and counters are kept). The TRNG registers Linux programs
+  before instantiating (RTMCTL, RTSCMISC, RTPKRRNG, RTPKRMAX, RTSDCTL, RTFRQMIN/MAX, RTSCML,
+  RTSCRL1-6), SCFGR and other unmodelled controller registers are plain storage reading 0 at
+  power-on (the hardware's reset values are not public; the entropy they would shape comes
+  from the seed); RDSTA comes from the RNG (IF0/IF1, PR0/PR1, SKVN) and ignores writes.
+- DECORR/DECORSR and DECO 0's page (0x8000) run descriptors under software control, as Linux
+  runs the RNG instantiation (``decoctl``). Unmodelled ring registers read 0 and ignore writes;
+  the version/ID registers (0xE80-0xFFF) read in page 0 and in each ring page, and ignore writes.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from typing import Any
 
 from cryptoffload.caam import regs, status
 from cryptoffload.caam.model.deco import JobContext, run_job
+from cryptoffload.caam.model.decoctl import DESCBUF_WINDOW, DecoControl, DescbufWindow
+from cryptoffload.caam.model.keys import DeviceKeys
 from cryptoffload.caam.model.memory import DmaError, DmaMemory
 from cryptoffload.caam.model.parts import PARTS, Part
 from cryptoffload.caam.model.rng import Rng4
@@ -130,8 +137,13 @@ class _Ring:
 class CaamModel:
     """A CAAM / SEC block: 32-bit registers relative to the block base, DMA memory, job rings.
 
+    ``seed`` makes the model repeatable and names the device: it fixes the RNG's entropy and the
+    device's master key (two seeds are two devices: blobs of one do not open on the other);
+    without a seed both are random.
+
     Fault injection (for driver tests): ``force_status``, ``stall``/``unstall``,
-    ``make_ring_full``, ``corrupt_output``, ``fail_rng_instantiation``. ``counters`` counts jobs.
+    ``make_ring_full``, ``corrupt_output`` (job-ring jobs only), ``fail_rng_instantiation``.
+    ``counters`` counts jobs, those DECO 0 ran for software included.
     """
 
     def __init__(self, part: str | Part = "t2080", *, seed: bytes | None = None) -> None:
@@ -145,7 +157,9 @@ class CaamModel:
                 raise ValueError(f"unknown CAAM part {part!r}; known parts: {known}") from None
         self.svr = self.part.svr
         self.memory = DmaMemory()
-        self.rng = Rng4(seed)
+        self.keys = DeviceKeys(seed)
+        self.rng = Rng4(seed, keys=self.keys)
+        self.deco0 = DecoControl(self.memory, self.part.byteorder, self._run_direct)
         self.counters = Counters()
         self._lock = threading.RLock()
         self._rings = [_Ring() for _ in range(self.part.job_rings)]
@@ -182,6 +196,8 @@ class CaamModel:
         self._check(offset)
         with self._lock:
             page, reg = divmod(offset, regs.PAGE_SIZE)
+            if page == regs.DECO_PAGE:
+                return self.deco0.read_page(reg)
             if page > len(self._rings):
                 return 0
             if reg >= regs.ID_SPACE_START:
@@ -197,6 +213,9 @@ class CaamModel:
             raise ValueError(f"register value must fit in 32 bits, got 0x{value:x}")
         with self._lock:
             page, reg = divmod(offset, regs.PAGE_SIZE)
+            if page == regs.DECO_PAGE:
+                self.deco0.write_page(reg, value)
+                return
             if page > len(self._rings) or reg >= regs.ID_SPACE_START:
                 return
             if page == 0:
@@ -209,6 +228,9 @@ class CaamModel:
             return self._mcfgr
         if reg == regs.RDSTA:
             return self.rng.rdsta()
+        deco = self.deco0.read_ctrl(reg)
+        if deco is not None:
+            return deco
         return self._ctrl.get(reg, 0)
 
     def _write_ctrl(self, reg: int, value: int) -> None:
@@ -219,6 +241,10 @@ class CaamModel:
             if not regs.long_pointers_supported(self.part.id_registers.get(regs.CTPR_MS, 0)):
                 value &= ~regs.MCFGR_LONG_PTR
             self._mcfgr = value
+        elif self.deco0.write_ctrl(reg, value):
+            if not self.deco0.held:  # released: jobs that waited for the only DECO run now
+                for ring in self._rings:
+                    self._pump(ring)
         elif reg != regs.RDSTA:
             self._ctrl[reg] = value
 
@@ -228,6 +254,7 @@ class CaamModel:
         self._mcfgr = 0
         self._ctrl.clear()
         self.rng.reset()
+        self.deco0.power_on()
 
     def _read_ring(self, ring: _Ring, reg: int) -> int:
         if reg == regs.JRINTR:
@@ -348,18 +375,39 @@ class CaamModel:
         if not ring.cfg_ls & regs.JRCFGR_IMSK:
             ring.jri = True
 
+    def _deco_free(self) -> bool:
+        """Whether a DECO can take a ring's job: not when software holds the only one."""
+        return not (self.deco0.held and self.part.decos <= 1)
+
     def _pump(self, ring: _Ring) -> None:
         """Run waiting jobs while the ring may: not stalled or halted, output ring not full."""
-        while ring.pending and not self._stalled and not ring.halt and ring.full < ring.ors:
+        while (
+            ring.pending
+            and not self._stalled
+            and not ring.halt
+            and ring.full < ring.ors
+            and self._deco_free()
+        ):
             desc = self._take_entry(ring)
             if desc is not None:
                 self._complete(ring, desc, self._execute(desc))
 
-    def _execute(self, desc: int) -> int:
-        ctx = JobContext(
-            memory=self.memory, part=self.part, rng=self.rng, long_pointers=self.long_pointers
+    def _context(self, memory: DmaMemory | DescbufWindow) -> JobContext:
+        return JobContext(
+            memory=memory,  # type: ignore[arg-type]  # DescbufWindow reads and writes alike
+            part=self.part,
+            rng=self.rng,
+            long_pointers=self.long_pointers,
         )
-        result = run_job(desc, ctx)
+
+    def _run_direct(self, window: DescbufWindow) -> int:
+        """Run DECO 0's descriptor buffer for software (``decoctl``); returns the status."""
+        result = run_job(DESCBUF_WINDOW, self._context(window))
+        self.counters.record(tuple(result.chas), result.status)
+        return result.status
+
+    def _execute(self, desc: int) -> int:
+        result = run_job(desc, self._context(self.memory))
         word = result.status
         if self._forced_status is not None:
             word, self._forced_status = self._forced_status, None

@@ -1,14 +1,22 @@
-"""A job's DMA: memory reads and writes with DECO DMA errors, and the output FIFO's stores."""
+"""A job's DMA: memory reads and writes with DECO DMA errors, and the output FIFO's stores.
+
+Data moves to and from memory in extents, ``(address, length)`` pieces: one for a flat buffer,
+one per table entry touched when a sequence or pointer is a sec4 S/G table.
+"""
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from cryptoffload.caam import status
 from cryptoffload.caam.model.memory import DmaError, DmaMemory
 
-__all__ = ["JobBus", "JobStop", "OutputFifo"]
+__all__ = ["Extent", "JobBus", "JobStop", "OutputFifo"]
+
+#: A piece of memory: (address, length).
+Extent = tuple[int, int]
 
 #: DECO error 0x1C, the watchdog: what a DECO stalled on a FIFO STORE that never fills reports.
 DECO_WATCHDOG = 0x1C
@@ -78,20 +86,38 @@ class JobBus:
         except DmaError:
             raise JobStop(status.deco(status.DECO_DMA, index)) from None
 
+    def gather(self, extents: Sequence[Extent], index: int) -> bytes:
+        """The bytes of ``extents`` one after the other."""
+        for addr, n in extents:
+            self.writable(addr, n, index)  # every piece readable before any is copied
+        return b"".join(self.fetch(addr, n, index) for addr, n in extents)
+
+    def scatter(self, extents: Sequence[Extent], data: bytes, index: int) -> None:
+        """Write ``data`` over ``extents`` in order (their lengths add up to len(data))."""
+        self.check(extents, index)
+        pos = 0
+        for addr, n in extents:
+            self.put(addr, data[pos : pos + n], index)
+            pos += n
+
+    def check(self, extents: Sequence[Extent], index: int) -> None:
+        """JobStop with DECO DMA 0x16 unless every extent can be written."""
+        for addr, n in extents:
+            self.writable(addr, n, index)
+
 
 @dataclass
 class _Store:
-    addr: int | None  # None: SKIP, the bytes are dropped
-    remaining: int
-    index: int
-    done: int = 0
+    extents: deque[list[int]] = field(default_factory=deque)  # [address, length] still to fill
+    index: int = 0
 
 
 class OutputFifo:
     """Class-1 output waiting for FIFO STOREs, and FIFO STOREs waiting for output.
 
     Stores are filled in the order they were issued, whichever of data and store came first
-    (GCM descriptors issue the FIFO STORE before the FIFO LOAD that feeds it).
+    (GCM descriptors issue the FIFO STORE before the FIFO LOAD that feeds it). Where each store
+    writes is fixed when it is issued (its extents of the output sequence).
     """
 
     def __init__(self, bus: JobBus) -> None:
@@ -100,29 +126,41 @@ class OutputFifo:
         self._stores: deque[_Store] = deque()
 
     def push(self, data: bytes) -> None:
-        """Output from a CHA."""
+        """Output from a CHA (or a LOAD or MOVE into the output FIFO)."""
         if data:
             self._data += data
             self._drain()
 
-    def expect(self, addr: int | None, length: int, index: int) -> None:
-        """A FIFO STORE of ``length`` bytes to ``addr`` (None: skip them)."""
-        if length:
-            self._stores.append(_Store(addr, length, index))
+    def expect(self, extents: Sequence[Extent], index: int) -> None:
+        """A FIFO STORE over ``extents``, filled as output arrives."""
+        pieces = deque([a, n] for a, n in extents if n)
+        if pieces:
+            self._stores.append(_Store(pieces, index))
             self._drain()
+
+    def take(self, n: int) -> bytes | None:
+        """``n`` bytes of output no store has claimed (a MOVE from the output FIFO), or None
+        when fewer are waiting."""
+        if len(self._data) < n:
+            return None
+        chunk = bytes(self._data[:n])
+        del self._data[:n]
+        return chunk
 
     def _drain(self) -> None:
         while self._stores and self._data:
             store = self._stores[0]
-            n = min(store.remaining, len(self._data))
+            piece = store.extents[0]
+            n = min(piece[1], len(self._data))
             chunk = bytes(self._data[:n])
             del self._data[:n]
-            if store.addr is not None:
-                self._bus.put(store.addr + store.done, chunk, store.index)
-            store.done += n
-            store.remaining -= n
-            if not store.remaining:
-                self._stores.popleft()
+            self._bus.put(piece[0], chunk, store.index)
+            piece[0] += n
+            piece[1] -= n
+            if not piece[1]:
+                store.extents.popleft()
+                if not store.extents:
+                    self._stores.popleft()
 
     def clear(self) -> None:
         """Clear-Written "reset output FIFO": pending output is dropped."""
