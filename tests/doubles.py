@@ -227,3 +227,29 @@ class StreamingEngine(TakeAllEngine):
         else:
             state = hashlib.new(op.alg)
         return _SoftStream(state, self)
+
+
+class BatchEngine(TakeAllEngine):
+    """Takes batches in one call (``run_batch``); ``decline_every``/``fault_every`` turn the
+    n-th item of each batch into a decline or a fault; ``batches`` records the batch sizes."""
+
+    def __init__(self, name: str = "batcher", decline_every: int = 0, fault_every: int = 0) -> None:
+        super().__init__(name)
+        self.decline_every = decline_every
+        self.fault_every = fault_every
+        self.batches: list[int] = []
+
+    def run_batch(self, ops: list[Any]) -> list[Any]:
+        self.batches.append(len(ops))
+        out: list[Any] = []
+        for n, op in enumerate(ops, 1):
+            if self.decline_every and n % self.decline_every == 0:
+                out.append(Unavailable("busy"))
+            elif self.fault_every and n % self.fault_every == 0:
+                out.append(OSError(errno.EIO, "injected item fault"))
+            else:
+                try:
+                    out.append(self.run(op))
+                except Exception as exc:
+                    out.append(exc)
+        return out

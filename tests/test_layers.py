@@ -30,7 +30,7 @@ PRIMITIVES = (
     "_keys",
     "_stream",
 )
-CORE = ("ops", "provider", "policy", "counters", "validate", "names", "errors")
+CORE = ("ops", "provider", "lane", "policy", "counters", "validate", "names", "errors")
 #: Members of the provider's and counters' insides that a primitive once read directly.
 PRIVATE_MEMBERS = frozenset(
     {"_direct", "_routes", "_lanes", "_routed", "_misses", "_default", "_current", "_sw_cells"}

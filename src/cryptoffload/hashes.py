@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from cryptography.hazmat.primitives.hashes import (
     SHA1,
     SHA224,
@@ -30,6 +33,7 @@ __all__ = [
     "Hash",
     "HashAlgorithm",
     "digest",
+    "digest_many",
 ]
 
 
@@ -112,4 +116,23 @@ def digest(data: bytes, algorithm: HashAlgorithm, *, provider: Provider | None =
         validate.byteslike("data", data)
         raise
     lane.count(len(data))
+    return out
+
+
+def digest_many(
+    messages: Iterable[bytes], algorithm: HashAlgorithm, *, provider: Provider | None = None
+) -> list[Any]:
+    """The digests of many messages as one batch: in order, each digest or the exception that
+    is its answer (TypeError for a message that is not bytes-like)."""
+    alg = _BY_CLASS.get(algorithm.__class__) or hash_name(algorithm)
+    lane = resolve(provider).lane(alg)
+    messages = list(messages)
+    if not lane.software_only:
+        return lane.run_batch([HashOp(alg, "digest", m) for m in messages])
+    out: list[Any] = []
+    for message in messages:
+        try:
+            out.append(digest(message, algorithm, provider=lane.provider))
+        except Exception as exc:
+            out.append(exc)
     return out

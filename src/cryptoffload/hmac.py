@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hmac as _std_hmac
+from collections.abc import Iterable
+from typing import Any
 
 from cryptography.hazmat.primitives.hashes import HashAlgorithm
 
@@ -10,9 +12,9 @@ from cryptoffload import validate
 from cryptoffload._stream import MacContext
 from cryptoffload.names import HASH_NAMES, hash_name
 from cryptoffload.ops import MacOp
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, resolve
 
-__all__ = ["HMAC"]
+__all__ = ["HMAC", "digest_many"]
 
 
 class HMAC(MacContext):
@@ -55,3 +57,34 @@ class HMAC(MacContext):
     def copy(self) -> HMAC:
         """An independent context with the same key and data fed so far."""
         return self._fork()
+
+
+def digest_many(
+    key: bytes,
+    messages: Iterable[bytes],
+    algorithm: HashAlgorithm,
+    *,
+    provider: Provider | None = None,
+) -> list[Any]:
+    """The HMAC tags of many messages under one key as one batch: in order, each tag or the
+    exception that is its answer."""
+    validate.byteslike("key", key)
+    alg = f"hmac-{hash_name(algorithm)}"
+    key = bytes(key)
+    lane = resolve(provider).lane(alg)
+    messages = list(messages)
+    if not lane.software_only:
+        return lane.run_batch([MacOp(alg, "mac", key, m) for m in messages])
+    out: list[Any] = []
+    for message in messages:
+        try:
+            out.append(_std_hmac.digest(key, message, HASH_NAMES[alg[5:]]))
+        except TypeError:
+            try:
+                validate.byteslike("data", message)
+            except TypeError as exc:
+                out.append(exc)
+                continue
+            raise
+        lane.count(len(message))
+    return out

@@ -32,6 +32,13 @@ Optional members, read with ``getattr`` and a default:
     What the engine wants ``cryptoffload engines`` to show (drivers, versions, priorities).
 ``close() -> None`` on the engine
     Releases devices and sockets.
+``run_batch(ops) -> list`` on the engine
+    Many ops of one algorithm at once (``AESGCM.encrypt_many``, ``hashes.digest_many``...), all
+    validated and admitted by the policy: an engine that can put them in flight together (the
+    CAAM's job ring) returns, in order, each op's result or the exception that is its outcome:
+    ``Unavailable`` declines that item (the next engine or software takes it), ``InvalidTag`` /
+    ``InvalidSignature`` are answers, any other exception is a fault for that item. Raising
+    declines or fails the whole batch. Without it, the provider offers the ops one by one.
 ``open_stream(op) -> stream`` on the engine
     For hashes and MACs whose message is too long to gather into one op: a running state kept by
     the engine. ``op`` carries the algorithm and key (its data is empty). The stream has

@@ -1,0 +1,450 @@
+"""An algorithm's lane through a provider: routing, fallback, counting; and which provider is
+in force (an explicit one, the innermost ``using`` block's, or the process default)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+from cryptography.exceptions import InvalidSignature, InvalidTag
+
+from cryptoffload.counters import FOLD_AT, Cell
+from cryptoffload.engines.base import Engine
+from cryptoffload.errors import OffloadRequired, Unavailable
+from cryptoffload.ops import Op
+from cryptoffload.validate import validate_op
+
+if TYPE_CHECKING:
+    from cryptoffload.provider import Provider
+
+log = logging.getLogger("cryptoffload")
+
+SOFTWARE = "software"
+
+
+class FallbackWatch:
+    """Logs one warning when an engine has offloaded none of the last ``window`` operations it
+    claimed (declined, held back or failed them all), naming the reasons; an answer resets it."""
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self._lock = threading.Lock()
+        #: Engine -> reasons since its last answer (empty when every engine is answering).
+        self.misses: dict[str, dict[str, int]] = {}
+        self._warned: set[str] = set()
+
+    def hit(self, name: str) -> None:
+        """Engine ``name`` answered an operation."""
+        if name in self.misses:
+            with self._lock:
+                self.misses.pop(name, None)
+                self._warned.discard(name)
+
+    def miss(self, name: str, reason: str) -> None:
+        """Engine ``name`` did not take an operation it claims, for ``reason``."""
+        with self._lock:
+            reasons = self.misses.setdefault(name, {})
+            reasons[reason] = reasons.get(reason, 0) + 1
+            if sum(reasons.values()) < self.window or name in self._warned:
+                return
+            self._warned.add(name)
+            summary = ", ".join(
+                f"{r} x{n}" for r, n in sorted(reasons.items(), key=lambda i: -i[1])
+            )
+        log.warning(
+            "engine %s has offloaded none of the last %d operations it claimed (%s); "
+            "software did them all",
+            name,
+            self.window,
+            summary,
+        )
+
+
+class _Route:
+    """One engine's place on an algorithm's route: its size window and its counter cell."""
+
+    __slots__ = ("ceiling", "cell", "denied", "engine", "floor", "high", "low", "name", "pending")
+
+    def __init__(self, engine: Engine, low: int, high: int | None, denied: bool, cell: Cell):
+        self.engine = engine
+        self.name = engine.name
+        self.low = low
+        self.high = high
+        self.denied = denied
+        self.cell = cell
+        self.pending = cell.pending
+        # One chained comparison admits an op: floor <= size <= ceiling (denied: never).
+        self.floor = _NEVER if denied else low
+        self.ceiling = high if high is not None else sys.maxsize
+
+    def refusal(self, size: int) -> str | None:
+        """Why the policy holds an op of ``size`` bytes back from this engine, or None."""
+        if self.denied:
+            return "denied"
+        if size < self.low:
+            return "below-threshold"
+        if self.high is not None and size > self.high:
+            return "too-large"
+        return None
+
+
+_NEVER = sys.maxsize + 1
+
+
+class Lane:
+    """One algorithm's way through one provider: what a primitive keeps between operations.
+
+    ``software_only`` is true when no engine claims the algorithm and the policy does not
+    require offload: the primitive may then call OpenSSL itself, skip building an Op, and
+    record the operation with :meth:`count`. Otherwise it builds an Op and calls :meth:`run`.
+    Every fallback decision (policy windows, declines, faults, ``require``) is taken here.
+    """
+
+    __slots__ = (
+        "_cell",
+        "_pending",
+        "alg",
+        "provider",
+        "required",
+        "routes",
+        "software_only",
+        "tally",
+    )
+
+    def __init__(self, provider: Provider, alg: str) -> None:
+        self.provider = provider
+        self.alg = alg
+        policy = provider.policy
+        denied = policy.denies(alg)
+        counters = provider.counters
+        routes = []
+        for engine in provider._routed:
+            caps = provider.capabilities[engine.name]
+            if alg in caps.algorithms:
+                low, high = policy.limits(alg, caps.min_size)
+                routes.append(_Route(engine, low, high, denied, counters.cell(engine.name, alg)))
+        self.routes: tuple[_Route, ...] = tuple(routes)
+        self.required = policy.requires(alg)
+        self.software_only = not routes and not self.required
+        self._cell = counters.cell(SOFTWARE, alg)
+        self._pending = self._cell.pending
+        #: Record one software op of n bytes, nothing more (a C call): for a primitive that
+        #: passes through :meth:`in_force` on every operation, which keeps the record short.
+        self.tally = self._pending.append
+
+    def __repr__(self) -> str:
+        return f"<Lane {self.alg} engines={[r.name for r in self.routes]}>"
+
+    def in_force(self, explicit: Provider | None) -> Lane:
+        """This lane if its provider is the one in force (``explicit``, else the innermost
+        ``using`` block's, else the default), otherwise that provider's lane for the algorithm.
+
+        The hottest primitives call it before every operation and then :attr:`tally`; it keeps
+        the tally's record short (see :mod:`cryptoffload.counters`).
+        """
+        provider = explicit or _current.get() or _default or default_provider()
+        if provider is not self.provider:
+            return provider.lane(self.alg)
+        if len(self._pending) > FOLD_AT:
+            self._cell.fold()
+        return self
+
+    def count(self, nbytes: int) -> None:
+        """One operation of ``nbytes`` that the primitive ran in software itself."""
+        pending = self._pending
+        pending.append(nbytes)
+        if len(pending) > FOLD_AT:
+            self._cell.fold()
+
+    def run(self, op: Op, checked: bool = False) -> Any:
+        """Validate ``op``, run it on the first engine on the route that takes it, else software.
+
+        ``checked=True`` is for a primitive whose every field of ``op`` it has already checked
+        or derived itself (a chained Cipher context: key and IV checked when it was made, the
+        IV carried on from them, the data checked in ``update``): checking again would run the
+        same checks twice per op.
+        """
+        if not checked:
+            validate_op(op)
+        size = op.size
+        declines: dict[str, str] = {}
+        for route in self.routes:
+            if route.floor <= size <= route.ceiling:
+                try:
+                    result = route.engine.run(op)
+                except Unavailable as exc:
+                    reason = exc.reason
+                except (InvalidTag, InvalidSignature):
+                    # A failed check is the engine's answer, not a reason to ask software.
+                    self._answered(route, size)
+                    raise
+                except Exception as exc:
+                    route.cell.fault()
+                    log.debug("engine %s faulted on %s: %s", route.name, op.alg, type(exc).__name__)
+                    declines[route.name] = "fault"
+                    self.provider.watch.miss(route.name, "fault")
+                    continue
+                else:
+                    # _answered, inline: this is every offloaded op's way back.
+                    pending = route.pending
+                    pending.append(size)
+                    if len(pending) > FOLD_AT:
+                        route.cell.fold()
+                    if self.provider.watch.misses:
+                        self.provider.watch.hit(route.name)
+                    return result
+            else:
+                reason = route.refusal(size) or "unsupported"
+            route.cell.decline(reason)
+            declines[route.name] = reason
+            self.provider.watch.miss(route.name, reason)
+        if self.required:
+            raise OffloadRequired(self.alg, declines)
+        try:
+            return self.provider.software.run(op)
+        finally:
+            # Software's answer counts whether it is a result or a rejection (bad tag, bad
+            # signature, undecryptable ciphertext): the op was done either way.
+            self._cell.add(size)
+
+    def run_batch(self, ops: Sequence[Op]) -> list[Any]:
+        """Run ``ops`` (all of this lane's algorithm) as one batch: per item, in order, its
+        result or the exception that is its answer (a failed tag or signature, an invalid
+        input, OffloadRequired).
+
+        An engine with ``run_batch`` is handed every item its size window admits in one call;
+        an engine without it is offered them one by one. Items an engine declines or fails go on
+        to the next engine, then to software, as :meth:`run` would take each alone, and every
+        item is counted as :meth:`run` counts it.
+        """
+        results: list[Any] = [None] * len(ops)
+        waiting: list[int] = []
+        for i, op in enumerate(ops):
+            try:
+                validate_op(op)
+            except Exception as exc:  # the item's own answer: no engine sees it
+                results[i] = exc
+            else:
+                waiting.append(i)
+        declines: dict[int, dict[str, str]] = {i: {} for i in waiting}
+        for route in self.routes:
+            if not waiting:
+                break
+            admitted = []
+            for i in waiting:
+                size = ops[i].size
+                if route.floor <= size <= route.ceiling:
+                    admitted.append(i)
+                else:
+                    self._declined(route, declines[i], route.refusal(size) or "unsupported")
+            answers = _attempt_all(route.engine, [ops[i] for i in admitted])
+            for i, answer in zip(admitted, answers, strict=True):
+                if isinstance(answer, Unavailable):
+                    self._declined(route, declines[i], answer.reason)
+                elif isinstance(answer, Exception) and not isinstance(answer, _ANSWERS):
+                    route.cell.fault()
+                    log.debug("engine %s faulted on %s: %s", route.name, self.alg, answer)
+                    declines[i][route.name] = "fault"
+                    self.provider.watch.miss(route.name, "fault")
+                else:
+                    self._answered(route, ops[i].size)
+                    results[i] = answer
+                    declines.pop(i)
+            waiting = [i for i in waiting if i in declines]
+        for i in waiting:
+            if self.required:
+                results[i] = OffloadRequired(self.alg, declines[i])
+                continue
+            try:
+                results[i] = self.provider.software.run(ops[i])
+            except Exception as exc:  # software's rejection is the item's answer
+                results[i] = exc
+            self._cell.add(ops[i].size)
+        return results
+
+    def _declined(self, route: _Route, why: dict[str, str], reason: str) -> None:
+        route.cell.decline(reason)
+        why[route.name] = reason
+        self.provider.watch.miss(route.name, reason)
+
+    def _answered(self, route: _Route, size: int) -> None:
+        route.cell.add(size)
+        provider = self.provider
+        if provider.watch.misses:
+            provider.watch.hit(route.name)
+
+    # -- work that software finishes outside run(): streaming contexts ------------------------
+
+    def allow_software(self, declines: Mapping[str, str]) -> None:
+        """Raise OffloadRequired if the policy requires offload (``declines``: why, by engine)."""
+        if self.required:
+            raise OffloadRequired(self.alg, dict(declines))
+
+    def declines_for(self, reason: str) -> dict[str, str]:
+        """Every engine on the route declining for one ``reason`` (e.g. ``streaming``)."""
+        return {route.name: reason for route in self.routes}
+
+    def finish_in_software(self, size: int, declines: Mapping[str, str]) -> None:
+        """Count an op of ``size`` that software did outside :meth:`run`; ``declines`` says why
+        each engine did not (a fault was counted when it happened; other reasons are counted
+        here). A policy that requires offload raises OffloadRequired instead."""
+        provider = self.provider
+        cells = {route.name: route.cell for route in self.routes}
+        for name, reason in declines.items():
+            if reason != "fault":
+                (cells.get(name) or provider.counters.cell(name, self.alg)).decline(reason)
+                provider.watch.miss(name, reason)
+        self.allow_software(declines)
+        self._cell.add(size)
+
+    def open_stream(self, op: Op, size: int) -> tuple[str, Any, int | None] | dict[str, str]:
+        """A hash or MAC state held by the first engine on the route that keeps one.
+
+        ``op`` carries the algorithm and key (its data is ignored); ``size`` is what the stream
+        holds so far. Returns ``(engine name, stream, the policy's max_size for that engine or
+        None)`` (see ``open_stream`` in engines/base.py), with the declines of the engines
+        passed over counted. When no engine takes it, returns why each engine did not (a fault
+        is counted here, a decline is not): pass that to :meth:`finish_in_software`.
+        """
+        passed: dict[str, str] = {}
+        for route in self.routes:
+            opener = getattr(route.engine, "open_stream", None)
+            reason = route.refusal(size) or ("streaming" if opener is None else None)
+            if reason is None:
+                try:
+                    stream = opener(op)
+                except Unavailable as exc:
+                    reason = exc.reason
+                except Exception as exc:
+                    self.stream_fault(route.name, exc)
+                    reason = "fault"
+                else:
+                    for name, why in passed.items():
+                        if why != "fault":
+                            self.provider.counters.cell(name, self.alg).decline(why)
+                            self.provider.watch.miss(name, why)
+                    return route.name, stream, route.high
+            passed[route.name] = reason
+        return passed
+
+    def stream_done(self, name: str, size: int) -> None:
+        """Count a stream that engine ``name`` finished: one op of ``size`` bytes."""
+        self.provider.counters.cell(name, self.alg).add(size)
+        if self.provider.watch.misses:
+            self.provider.watch.hit(name)
+
+    def stream_fault(self, name: str, exc: BaseException) -> None:
+        """Count a fault of engine ``name`` while it held a stream (software then redoes it)."""
+        self.provider.counters.cell(name, self.alg).fault()
+        log.debug("engine %s faulted on a %s stream: %s", name, self.alg, type(exc).__name__)
+        self.provider.watch.miss(name, "fault")
+
+
+_ANSWERS = (InvalidTag, InvalidSignature)
+
+
+def _attempt_all(engine: Engine, ops: list[Op]) -> list[Any]:
+    """Each op's outcome on ``engine``: a result, or the exception it raised (a decline, an
+    answer or a fault), through the engine's ``run_batch`` when it has one."""
+    if not ops:
+        return []
+    batch = getattr(engine, "run_batch", None)
+    if batch is not None:
+        try:
+            answers = list(batch(ops))
+        except Exception as exc:  # the whole batch declined or failed
+            return [exc] * len(ops)
+        if len(answers) == len(ops):
+            return answers
+        fault = RuntimeError(f"run_batch gave {len(answers)} answers for {len(ops)} ops")
+        return [fault] * len(ops)
+    outcomes: list[Any] = []
+    for op in ops:
+        try:
+            outcomes.append(engine.run(op))
+        except Exception as exc:
+            outcomes.append(exc)
+    return outcomes
+
+
+class _Unbound:
+    """What a primitive holds before its first operation: a lane of no provider yet."""
+
+    __slots__ = ("alg",)
+    provider = None
+
+    def __init__(self, alg: str) -> None:
+        self.alg = alg
+
+    def in_force(self, explicit: Provider | None) -> Lane:
+        return resolve(explicit).lane(self.alg)
+
+
+def unbound_lane(alg: str) -> Any:
+    """A stand-in lane for ``alg`` whose :meth:`Lane.in_force` gives the real one: a primitive
+    holds it until its first operation, so that no provider is built before it is needed."""
+    return _Unbound(alg)
+
+
+# -- which provider is in force -----------------------------------------------------------------
+
+_current: ContextVar[Provider | None] = ContextVar("cryptoffload_provider", default=None)
+_default: Provider | None = None
+_default_lock = threading.Lock()
+
+
+def default_provider() -> Provider:
+    """The process-wide provider: built on first use from the engines found and the policy file."""
+    global _default
+    provider = _default
+    if provider is None:
+        with _default_lock:
+            provider = _default
+            if provider is None:
+                from cryptoffload import engines
+                from cryptoffload.policy import Policy
+                from cryptoffload.provider import Provider
+
+                provider = _default = Provider(engines.discover(), Policy.from_env())
+    return provider
+
+
+def set_default_provider(provider: Provider | None) -> None:
+    """Replace the process-wide provider (None: build it again from the machine on next use)."""
+    global _default
+    from cryptoffload.provider import Provider
+
+    if provider is not None and not isinstance(provider, Provider):
+        raise TypeError(f"expected a Provider or None, got {type(provider).__name__}")
+    with _default_lock:
+        _default = provider
+
+
+def resolve(provider: Provider | None = None) -> Provider:
+    """The provider in force: ``provider`` if given, else the innermost ``using`` block's, else
+    the default. Primitives call it on every operation, so it is kept to one expression."""
+    return provider or _current.get() or _default or default_provider()
+
+
+def current() -> Provider:
+    """The provider in force here: the innermost ``using`` block's, else the default."""
+    return _current.get() or _default or default_provider()
+
+
+@contextlib.contextmanager
+def using(provider: Provider) -> Iterator[Provider]:
+    """Run a block (and the tasks it starts) with ``provider`` in force; context-local."""
+    from cryptoffload.provider import Provider
+
+    if not isinstance(provider, Provider):
+        raise TypeError(f"using() takes a Provider, got {type(provider).__name__}")
+    token = _current.set(provider)
+    try:
+        yield provider
+    finally:
+        _current.reset(token)
