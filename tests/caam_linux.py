@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cryptoffload.caam import regs
+from cryptoffload.caam.driver import Driver, Job
 from cryptoffload.caam.model import CaamModel
+from cryptoffload.caam.transport import ModelTransport
 
 #: ctrl.c's success rule after masking the DECO's status with 0xF00000FF.
 DECO_OK = (0, 0x70000000)
@@ -162,72 +164,37 @@ def deinstantiate_rng(model: CaamModel, handles: int) -> int:
 
 
 class Ring:
-    """Job ring 0 as jr.c drives it (one job at a time here): enqueue, poll, dequeue."""
+    """Job ring 0 of ``model`` through the project's one driver, as jr.c drives it: a job on the
+    ring, its completion reaped; DMA buffers from the driver."""
 
     def __init__(self, model: CaamModel, depth: int = 8) -> None:
         self.model = model
-        self.base = regs.jr_base(0)
-        self.order = model.part.byteorder
-        self.ptr = 8 if model.long_pointers else 4
-        self.depth = depth
-        mem = model.memory
-        self.inring = mem.alloc(depth * self.ptr)
-        self.outring = mem.alloc(depth * (self.ptr + 4))
-        for reg, value in (
-            (regs.IRBAR_HI, self.inring >> 32),
-            (regs.IRBAR_LO, self.inring & 0xFFFFFFFF),
-            (regs.ORBAR_HI, self.outring >> 32),
-            (regs.ORBAR_LO, self.outring & 0xFFFFFFFF),
-            (regs.IRSR, depth),
-            (regs.ORSR, depth),
-            (regs.JRCFGR_LS, regs.JRCFGR_IMSK),
-        ):
-            model.write32(self.base + reg, value)
-        self.wi = self.ri = 0
+        self.driver = Driver(ModelTransport(model), depth=depth)
+        self.order = self.driver.byteorder
+        self.ptr = self.driver.pointer_size
 
     def pointer(self, addr: int) -> list[int]:
         """A pointer as descriptor words (two, most significant first, with long pointers)."""
-        return [addr >> 32, addr & 0xFFFFFFFF] if self.ptr == 8 else [addr]
-
-    def put_words(self, words: Sequence[int]) -> int:
-        addr = self.model.memory.alloc(4 * len(words))
-        self.model.memory.write(addr, b"".join(w.to_bytes(4, self.order) for w in words))
-        return addr
+        return self.driver.pointer(addr)
 
     def buf(self, data: bytes | int) -> int:
         """A DMA buffer holding ``data`` (or that many zero bytes)."""
-        size = data if isinstance(data, int) else len(data)
-        addr = self.model.memory.alloc(max(size, 1))
-        if not isinstance(data, int):
-            self.model.memory.write(addr, data)
-        return addr
+        return self.driver.alloc(data) if isinstance(data, int) else self.driver.put(data)
 
     def read(self, addr: int, n: int) -> bytes:
-        return self.model.memory.read(addr, n)
+        return self.driver.read(addr, n)
 
-    def enqueue(self, desc: int) -> None:
-        entry = b"".join(w.to_bytes(4, self.order) for w in self.pointer(desc))
-        self.model.memory.write(self.inring + self.wi * self.ptr, entry)
-        self.wi = (self.wi + 1) % self.depth
-        self.model.write32(self.base + regs.IRJAR, 1)
+    def submit(self, words: Sequence[int]) -> Job:
+        """Put one job descriptor on the ring; its completion is reaped by ``poll`` or ``wait``."""
+        return self.driver.submit(words)
 
-    def dequeue(self) -> list[tuple[int, int]]:
-        done = []
-        size = self.ptr + 4
-        while self.model.read32(self.base + regs.ORSFR):
-            raw = self.model.memory.read(self.outring + self.ri * size, size)
-            words = [int.from_bytes(raw[i : i + 4], self.order) for i in range(0, size, 4)]
-            desc = (words[0] << 32 | words[1]) if self.ptr == 8 else words[0]
-            done.append((desc, words[-1]))
-            self.ri = (self.ri + 1) % self.depth
-            self.model.write32(self.base + regs.ORJRR, 1)
-        return done
+    def poll(self) -> int:
+        """Reap what has completed; how many jobs."""
+        return self.driver.poll()
 
     def run(self, words: Sequence[int]) -> int:
         """Run one job descriptor; returns its status word."""
-        desc = self.put_words(words)
-        self.enqueue(desc)
-        return dict(self.dequeue())[desc]
+        return self.driver.run(words)
 
 
 def words_of(data: bytes, order: str) -> list[int]:

@@ -1,6 +1,6 @@
 """Descriptors shaped as the Linux CAAM driver builds them (caamalg_desc.c, caamalg.c, caamhash.c),
 written from the word listings in /work/shared/notes/linux-caam-descriptors.md with the builder's
-named fields, plus sec4 S/G tables and a small job-ring helper for the model."""
+named fields, plus sec4 S/G tables and a job ring on the model through the one driver."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cryptoffload.caam import regs
 from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.driver import Driver
 from cryptoffload.caam.model import CaamModel
+from cryptoffload.caam.transport import ModelTransport
 from cryptoffload.caam.words import to_bytes
 
 # ---------------------------------------------------------------------- skcipher (§2.1)
@@ -266,58 +267,30 @@ PART_IDS = ["imx7d", "t2080-ptr32", "t2080-ptr64"]
 
 
 class Ring:
-    """Job ring 0 of a fresh model, set up and fed through register writes only (one job at a
-    time); DMA buffers from the model's memory."""
+    """Job ring 0 of a fresh model through the project's one driver (one job at a time); DMA
+    buffers from the driver."""
 
     def __init__(self, part: str, long: bool) -> None:
-        self.model = m = CaamModel(part, seed=b"linux")
-        self.order = regs.discover(m.read32).byteorder
-        if long:
-            m.write32(regs.MCFGR, m.read32(regs.MCFGR) | regs.MCFGR_LONG_PTR)
-        self.long = bool(m.read32(regs.MCFGR) & regs.MCFGR_LONG_PTR)
+        self.model = CaamModel(part, seed=b"linux")
+        self.driver = Driver(ModelTransport(self.model), long_pointers=long, depth=4)
+        self.order = self.driver.byteorder
+        self.long = self.driver.long_pointers
         assert self.long == long
-        self.ptr = 8 if long else 4
-        self.base = regs.jr_base(0)
-        self.inring, self.outring = self.buf(self.ptr), self.buf(self.ptr + 4)
-        for reg, value in (
-            (regs.IRBAR_HI, self.inring >> 32),
-            (regs.IRBAR_LO, self.inring),
-            (regs.ORBAR_HI, self.outring >> 32),
-            (regs.ORBAR_LO, self.outring),
-            (regs.IRSR, 1),
-            (regs.ORSR, 1),
-            (regs.JRCFGR_LS, regs.JRCFGR_IMSK),
-        ):
-            m.write32(self.base + reg, value & 0xFFFF_FFFF)
+        self.ptr = self.driver.pointer_size
 
     def buf(self, data: bytes | int) -> int:
-        size = data if isinstance(data, int) else len(data)
-        addr = self.model.memory.alloc(max(size, 1))
-        if not isinstance(data, int):
-            self.model.memory.write(addr, data)
-        return addr
+        return self.driver.alloc(data) if isinstance(data, int) else self.driver.put(data)
 
     def read(self, addr: int, n: int) -> bytes:
-        return self.model.memory.read(addr, n) if n else b""
+        return self.driver.read(addr, n) if n else b""
 
     def descriptor(self, words: list[int]) -> int:
+        """A (shared) descriptor in DMA memory, in the part's byte order."""
         return self.buf(to_bytes(words, self.order))
-
-    def _pointer(self, addr: int) -> bytes:
-        words = [addr >> 32, addr & 0xFFFF_FFFF] if self.long else [addr]
-        return to_bytes(words, self.order)
 
     def run(self, words: list[int]) -> int:
         """Run one job descriptor through the ring; its status word."""
-        desc = self.descriptor(words)
-        m = self.model
-        m.memory.write(self.inring, self._pointer(desc))
-        m.write32(self.base + regs.IRJAR, 1)
-        assert m.read32(self.base + regs.ORSFR) == 1
-        entry = m.memory.read(self.outring, self.ptr + 4)
-        m.write32(self.base + regs.ORJRR, 1)
-        assert entry[: self.ptr] == self._pointer(desc)
-        return int.from_bytes(entry[self.ptr :], self.order)
+        return self.driver.run(words)
 
     def scatter(self, data: bytes, lengths: Sequence[int]) -> list[tuple[int, int]]:
         """``data`` cut into separate buffers of ``lengths``: the pieces (address, length)."""

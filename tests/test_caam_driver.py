@@ -18,126 +18,66 @@ from cryptoffload.blocks.curves import CURVES
 from cryptoffload.caam import regs, status
 from cryptoffload.caam.builder import DescriptorBuilder
 from cryptoffload.caam.decoder import decode
+from cryptoffload.caam.driver import CaamError, Job
+from cryptoffload.caam.driver import Driver as CoreDriver
 from cryptoffload.caam.model import CaamModel
-from cryptoffload.caam.words import to_bytes
+from cryptoffload.caam.transport import ModelTransport
 
 # ---------------------------------------------------------------------- the driver
 
 
-class DriverError(Exception):
-    """A job finished with an error status."""
-
-    def __init__(self, word: int) -> None:
-        super().__init__(str(status.Status(word)))
-        self.status = word
+#: A job finished with an error status: the driver's own error, ``status`` the word.
+DriverError = CaamError
 
 
 class Driver:
-    """Job ring 0 of one CAAM block, driven through read32/write32 and DMA memory only.
+    """The recipes these tests run, over job ring 0 of ``caam.driver.Driver`` on the model.
 
-    Everything it knows about the block it reads from the capability registers; every
-    descriptor it runs is built with DescriptorBuilder.
+    The ring, discovery and DMA memory are the one driver's; this class keeps the per-operation
+    recipes (every descriptor built with DescriptorBuilder) and a few names the tests read.
     """
 
     def __init__(self, model: CaamModel, *, long_pointers: bool = False, depth: int = 8) -> None:
-        if not regs.sec_present(model.svr):
-            raise RuntimeError("no SEC block on this SoC")
         self.model = model
-        self.mem = model.memory
-        self.caps = regs.discover(model.read32)
-        self.order = self.caps.byteorder
-        if long_pointers:
-            if not self.caps.long_pointers:
-                raise RuntimeError("CTPR_MS.PS clear: the block takes 32-bit pointers only")
-            model.write32(regs.MCFGR, model.read32(regs.MCFGR) | regs.MCFGR_LONG_PTR)
-        self.long = bool(model.read32(regs.MCFGR) & regs.MCFGR_LONG_PTR)
-        self.ptr = 8 if self.long else 4
-        self.base = regs.jr_base(0)
-        self.depth = depth
-        self._reset_ring()
-        self.inring = self.mem.alloc(depth * self.ptr)
-        self.outring = self.mem.alloc(depth * (self.ptr + 4))
-        self.w(regs.IRBAR_HI, self.inring >> 32)
-        self.w(regs.IRBAR_LO, self.inring & 0xFFFFFFFF)
-        self.w(regs.ORBAR_HI, self.outring >> 32)
-        self.w(regs.ORBAR_LO, self.outring & 0xFFFFFFFF)
-        self.w(regs.IRSR, depth)
-        self.w(regs.ORSR, depth)
-        self.w(regs.JRCFGR_LS, regs.JRCFGR_IMSK)  # polled, no interrupts
-        self.wi = self.ri = 0
+        self.core = CoreDriver(ModelTransport(model), long_pointers=long_pointers, depth=depth)
+        self.caps = self.core.caps
+        self.long = self.core.long_pointers
+        self.ptr = self.core.pointer_size
+        self._jobs: list[Job] = []
 
     def r(self, reg: int) -> int:
-        return self.model.read32(self.base + reg)
-
-    def w(self, reg: int, value: int) -> None:
-        self.model.write32(self.base + reg, value)
-
-    def _reset_ring(self) -> None:
-        self.w(regs.JRCFGR_LS, regs.JRCFGR_IMSK)
-        self.w(regs.JRCR, regs.JRCR_RESET)
-        for _ in range(100):
-            if self.r(regs.JRINTR) & regs.JRINTR_HALT_MASK == regs.JRINTR_HALT_DONE:
-                break
-        else:
-            raise RuntimeError("ring did not halt")
-        self.w(regs.JRCR, regs.JRCR_RESET)
-        for _ in range(100):
-            if not self.r(regs.JRCR) & regs.JRCR_RESET:
-                break
-        else:
-            raise RuntimeError("ring reset did not finish")
+        """Ring 0's register ``reg``, read straight from the block."""
+        return self.model.read32(regs.jr_base(0) + reg)
 
     # Memory and descriptors.
 
     def buf(self, data: bytes | int) -> int:
-        size = data if isinstance(data, int) else len(data)
-        addr = self.mem.alloc(max(size, 1))
-        if not isinstance(data, int):
-            self.mem.write(addr, data)
-        return addr
+        return self.core.alloc(data) if isinstance(data, int) else self.core.put(data)
 
     def read(self, addr: int, n: int) -> bytes:
-        return self.mem.read(addr, n)
+        return self.core.read(addr, n)
 
     def builder(self) -> DescriptorBuilder:
-        return DescriptorBuilder(long_pointers=self.long, byteorder=self.order)
-
-    def _pointer(self, addr: int) -> bytes:
-        if self.long:
-            return (addr >> 32).to_bytes(4, self.order) + (addr & 0xFFFFFFFF).to_bytes(
-                4, self.order
-            )
-        return addr.to_bytes(4, self.order)
+        return self.core.builder()
 
     def submit(self, words: list[int]) -> int:
-        """Enqueue one descriptor; returns its address."""
-        addr = self.buf(to_bytes(words, self.order))
-        if self.r(regs.IRSAR) == 0:
-            raise RuntimeError("input ring full")
-        self.mem.write(self.inring + self.wi * self.ptr, self._pointer(addr))
-        self.wi = (self.wi + 1) % self.depth
-        self.w(regs.IRJAR, 1)
-        return addr
+        """Put one descriptor on the ring; returns its address."""
+        job = self.core.submit(words)
+        self._jobs.append(job)
+        return job.desc
 
     def reap(self) -> dict[int, int]:
-        """Every completion waiting in the output ring: descriptor address -> status."""
-        done = {}
-        size = self.ptr + 4
-        while self.r(regs.ORSFR) > 0:
-            raw = self.read(self.outring + self.ri * size, size)
-            words = [int.from_bytes(raw[i : i + 4], self.order) for i in range(0, size, 4)]
-            addr = (words[0] << 32 | words[1]) if self.long else words[0]
-            done[addr] = words[-1]
-            self.ri = (self.ri + 1) % self.depth
-            self.w(regs.ORJRR, 1)
+        """The jobs submitted since the last reap, now complete: descriptor address -> status."""
+        self.core.poll()
+        done = {job.desc: job.wait() for job in self._jobs}
+        self._jobs.clear()
         return done
 
     def run(self, b: DescriptorBuilder | list[int]) -> int:
         """Run one descriptor and return its status word."""
         words = b.words() if isinstance(b, DescriptorBuilder) else b
         self.last_words = words
-        addr = self.submit(words)
-        return self.reap()[addr]
+        return self.core.run(words)
 
     def check(self, b: DescriptorBuilder) -> None:
         word = self.run(b)
@@ -754,7 +694,7 @@ def test_long_pointers_only_where_ctpr_ms_ps(part: str, can: bool) -> None:
     assert bool(model.read32(regs.MCFGR) & regs.MCFGR_LONG_PTR) is can
     model.write32(regs.MCFGR, 0)
     if not can:
-        with pytest.raises(RuntimeError, match="32-bit"):
+        with pytest.raises(RuntimeError, match="cannot use long pointers"):
             Driver(model, long_pointers=True)
         return
     # A descriptor built for 32-bit pointers is misread once long pointers are on, and the

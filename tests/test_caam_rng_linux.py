@@ -201,12 +201,11 @@ def test_the_only_deco_of_a_part_holds_ring_jobs_while_software_has_it() -> None
     assert probe_rng(model)[0] == 0
     ring = Ring(model)
     out = ring.buf(16)
-    desc = ring.put_words(caamrng_desc(out))
     model.write32(regs.DECORR, regs.DECORR_RQD0ENABLE)
-    ring.enqueue(desc)
-    assert ring.dequeue() == []  # waiting: DECO 0 is software's
+    job = ring.submit(caamrng_desc(out))
+    assert ring.poll() == 0 and not job.done  # waiting: DECO 0 is software's
     model.write32(regs.DECORR, 0)
-    assert ring.dequeue() == [(desc, 0)]
+    assert ring.poll() == 1 and job.wait() == 0
     assert ring.read(out, 16) != bytes(16)
 
 

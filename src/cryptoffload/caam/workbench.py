@@ -4,10 +4,10 @@ A descriptor is given as words; a word may be ``@name`` or ``@name+OFFSET`` (OFF
 hex with 0x), which becomes the model address of that buffer (two words, most significant first,
 with long pointers). A shared descriptor (its words written alike, ``@shared`` its address) and
 sec4 S/G tables over slices of the buffers (``@TABLE`` their addresses, built by ``sgtable``) may
-go with it. The job runs the way a driver runs it: the descriptors, tables and buffers are
-written to the model's DMA memory, job ring 0 is set up through the registers, the input entry
-is written and IRJAR = 1, and the status comes from the output entry. Nothing here prints;
-the only files read or written are those the buffers name.
+go with it. The job runs through the project's one driver (``caam.driver.Driver``) on job ring 0
+of a fresh model: the buffers, tables and shared descriptor are written to its DMA memory, the
+job goes on the ring and its status comes back from the output ring. Nothing here prints; the
+only files read or written are those the buffers name.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cryptoffload.caam import regs, sgtable
-from cryptoffload.caam.jobring import RNG_INSTANTIATE, RingDriver, RingError, instantiate_rng
+from cryptoffload.caam import sgtable
+from cryptoffload.caam.driver import RNG_INSTANTIATE, CaamError, CaamUnavailable, Driver
 from cryptoffload.caam.status import Status
+from cryptoffload.caam.transport import ModelTransport
+from cryptoffload.caam.words import to_bytes
 
 __all__ = [
     "RNG_INSTANTIATE",
@@ -387,23 +389,24 @@ def run_descriptor(
         model = CaamModel(part, seed=seed)
     except ValueError as exc:
         raise WorkbenchError(str(exc)) from None
-    if not regs.sec_present(model.svr):
-        raise WorkbenchError(
-            f"{part} has no SEC block (SVR 0x{model.svr:08x} lacks the E bit "
-            f"0x{regs.SVR_E_BIT:08x}): a driver must not touch it; nothing ran"
-        )
     try:
-        driver = RingDriver(model, long_pointers=long_pointers)
-        rdsta = instantiate_rng(driver) if rng_instantiated else model.read32(regs.RDSTA)
-    except RingError as exc:
-        raise WorkbenchError(str(exc)) from None
+        driver = Driver(
+            ModelTransport(model), long_pointers=long_pointers, separate_descriptors=True
+        )
+    except CaamUnavailable as exc:
+        raise WorkbenchError(f"{exc}; nothing ran") from None
+    if rng_instantiated:
+        try:
+            driver.ensure_rng()
+        except CaamError as exc:
+            raise WorkbenchError(f"{exc}; try --no-rng-instantiate") from None
+    rdsta = driver.rdsta
     model.counters = Counters()  # count the user's job only
+    pointer_words = driver.pointer_size // 4
 
-    mem = model.memory
     where: dict[str, int] = {}
     for b in buffers:
-        where[b.name] = mem.alloc(max(1, len(b)))
-        mem.write(where[b.name], b.data)
+        where[b.name] = driver.put(b.data)
     sizes = {b.name: len(b) for b in buffers}
     regions = {b.name: (where[b.name], len(b)) for b in buffers}
     built: dict[str, tuple[tuple[sgtable.Slice, ...], tuple[sgtable.SgEntry, ...]]] = {}
@@ -412,37 +415,36 @@ def run_descriptor(
             built[spec.name] = sgtable.resolve(spec, regions)
         except ValueError as exc:
             raise WorkbenchError(str(exc)) from None
-        image = sgtable.table_bytes(built[spec.name][1], driver.order)
-        where[spec.name], sizes[spec.name] = mem.alloc(len(image)), len(image)
-        mem.write(where[spec.name], image)
+        image = sgtable.table_bytes(built[spec.name][1], driver.byteorder)
+        where[spec.name], sizes[spec.name] = driver.put(image), len(image)
     shared_words: list[int] = []
     shared_address = None
     if shared_tokens is not None:
-        count = sum(driver.pointer_words if isinstance(t, Ref) else 1 for t in shared_tokens)
-        shared_address = where[SHARED] = mem.alloc(4 * count)
+        count = sum(pointer_words if isinstance(t, Ref) else 1 for t in shared_tokens)
+        shared_address = where[SHARED] = driver.alloc(4 * count)
         sizes[SHARED] = 4 * count
         shared_words = _resolve(
-            shared_tokens, where, sizes, driver.pointer_words, what="shared word", known=known
+            shared_tokens, where, sizes, pointer_words, what="shared word", known=known
         )
-        driver.put_words(shared_words, shared_address)
-    resolved = _resolve(tokens, where, sizes, driver.pointer_words, known=known)
-    desc = driver.put_words(resolved)
+        driver.write(shared_address, to_bytes(shared_words, driver.byteorder))
+    resolved = _resolve(tokens, where, sizes, pointer_words, known=known)
     try:
-        word = driver.run(desc)
-    except RingError as exc:
+        job = driver.submit(resolved)
+        word = job.wait()
+    except (ValueError, CaamError) as exc:
         raise WorkbenchError(str(exc)) from None
 
-    after = {b.name: mem.read(where[b.name], len(b)) for b in buffers}
-    shared_image = b"" if shared_address is None else mem.read(shared_address, sizes[SHARED])
+    after = {b.name: driver.read(where[b.name], len(b)) for b in buffers}
+    shared_image = b"" if shared_address is None else driver.read(shared_address, sizes[SHARED])
     return WorkbenchResult(
         part=model.part.name,
-        byteorder=driver.order,
-        long_pointers=driver.pointer_words == 2,
+        byteorder=driver.byteorder,
+        long_pointers=driver.long_pointers,
         rng_instantiated=rng_instantiated,
         rdsta=rdsta,
         status=word,
         words=tuple(resolved),
-        descriptor_address=desc,
+        descriptor_address=job.desc,
         buffers={b.name: (where[b.name], len(b), "out" if b.output else "in") for b in buffers},
         outputs={b.name: after[b.name] for b in buffers if b.output},
         changed={
@@ -453,7 +455,7 @@ def run_descriptor(
         shared_address=shared_address,
         shared_image=shared_image,
         tables={
-            name: BuiltTable(where[name], slices, entries, mem.read(where[name], sizes[name]))
+            name: BuiltTable(where[name], slices, entries, driver.read(where[name], sizes[name]))
             for name, (slices, entries) in built.items()
         },
     )

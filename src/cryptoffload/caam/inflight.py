@@ -1,0 +1,348 @@
+"""Jobs in flight on the driver's ring: placed, reaped, waited for, failed after a reset."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from cryptoffload.caam import regs
+from cryptoffload.caam.encoding import HDR_SHARED
+from cryptoffload.caam.jobs import (
+    FLUSHED,
+    CaamError,
+    CaamUnavailable,
+    Job,
+    RingFull,
+    RingTimeout,
+    SharedCache,
+    Tally,
+)
+from cryptoffload.caam.ring import DESC_BYTES, JobRing, RingStuck
+
+__all__ = ["RING_ERRORS", "InFlight"]
+
+_JOB_HEADER = 0x16  # HEADER command, bits 31:27
+#: JRINTR error types, as Linux's regs.h names them.
+RING_ERRORS = {
+    regs.JR_ERR_WRITE: "write error",
+    regs.JR_ERR_BAD_INPADDR: "bad input ring address",
+    regs.JR_ERR_BAD_OUTADDR: "bad output ring address",
+    regs.JR_ERR_INV_INPWRT: "invalid input ring write",
+    regs.JR_ERR_INV_OUTWRT: "invalid output ring write",
+    regs.JR_ERR_RESET: "reset while busy",
+    regs.JR_ERR_REMOVE_OFL: "more jobs removed than completed",
+    regs.JR_ERR_ADD_OFL: "more jobs added than slots",
+}
+
+
+class InFlight:
+    """The half of the driver that holds its lock: jobs placed on the ring, completions reaped
+    and matched by descriptor address, waits (one thread polls, the others sleep on the
+    condition), and the reset after a stall or a ring error. ``Driver.__init__`` sets the state.
+    """
+
+    name: str
+    timeout: float
+    transport: Any
+    long_pointers: bool
+    _lock: threading.Lock
+    _cond: threading.Condition
+    _ring: JobRing
+    _depth: int
+    _in_flight: dict[int, Job]
+    _shared: SharedCache
+    _separate: bool
+    _regions: dict[int, int]
+    _bytes_out: Tally
+    _polling: bool
+    _waiters: int
+    _broken: str | None
+    _closed: bool
+    _jobs: int
+    _words: int
+    _max_in_flight: int
+    _counts: Counter[str]
+    _errors: Counter[int]
+
+    def poll(self) -> int:
+        """Reap whatever has completed, without waiting; how many jobs were reaped."""
+        with self._lock:
+            return self._reap()
+
+    def _wipe_free(self, phys: int, size: int) -> None:
+        """Overwrite a region that may hold a key, then free it."""
+        self.transport.write(phys, bytes(size))
+        self._regions.pop(phys, None)
+        self.transport.free(phys)
+
+    def _enqueue(
+        self, jobs: list[Job], words: list[Sequence[int]], datas: list[bytes]
+    ) -> tuple[int, BaseException | None]:
+        done, n = 0, len(jobs)
+        deadline = 0.0
+        spins = 0
+        with self._lock:
+            while done < n:
+                if self._broken is not None or self._closed:
+                    return done, CaamUnavailable(self._broken or f"{self.name}: driver closed")
+                room = self._depth - len(self._in_flight)
+                if room:
+                    room = min(room, self._ring.room())
+                if room:
+                    end = min(done + room, n)
+                    self._place(jobs, words, datas, done, end)
+                    done = end
+                    continue
+                if not self._in_flight:
+                    self._counts["ring_full"] += n - done
+                    return done, RingFull(f"{self.name}: job ring {self._ring.index} is full")
+                if not deadline:
+                    deadline = time.monotonic() + self.timeout
+                elif time.monotonic() > deadline:
+                    self._counts["ring_full"] += n - done
+                    return done, RingFull(
+                        f"{self.name}: job ring {self._ring.index} stayed full {self.timeout} s"
+                    )
+                spins = self._step(spins)
+        return done, None
+
+    def _place_one(self, job: Job, w: Sequence[int], data: bytes) -> None:
+        """``_place`` for one job (lock held)."""
+        if self._separate:
+            desc = self.transport.alloc(len(data), 64)
+        else:
+            desc = self._ring.free_slots.pop()
+        self.transport.write(desc, data)
+        job.desc = desc
+        in_flight = self._in_flight
+        in_flight[desc] = job
+        first = w[0]
+        if first & HDR_SHARED and first >> 27 == _JOB_HEADER:
+            shared = self._shared.by_phys
+            if shared:
+                self._use_shared(job, w)
+        self._ring.add_one(desc)
+        self._jobs += 1
+        self._words += len(w)
+        if len(in_flight) > self._max_in_flight:
+            self._max_in_flight = len(in_flight)
+
+    def _use_shared(self, job: Job, w: Sequence[int]) -> None:
+        if len(w) < (3 if self.long_pointers else 2):
+            return
+        entry = self._shared.by_phys.get((w[1] << 32 | w[2]) if self.long_pointers else w[1])
+        if entry is not None:
+            if entry.pins:
+                entry.pins -= 1
+            entry.refs += 1
+            job.shared = entry
+
+    def _place(
+        self,
+        jobs: list[Job],
+        words: list[Sequence[int]],
+        datas: list[bytes],
+        start: int,
+        end: int,
+    ) -> None:
+        ring, write, in_flight = self._ring, self.transport.write, self._in_flight
+        slots = ring.free_slots
+        shared = self._shared.by_phys
+        descs = []
+        count = 0
+        for i in range(start, end):
+            job = jobs[i]
+            desc = self.transport.alloc(len(datas[i]), 64) if self._separate else slots.pop()
+            write(desc, datas[i])
+            job.desc = desc
+            in_flight[desc] = job
+            descs.append(desc)
+            w = words[i]
+            count += len(w)
+            if shared and w[0] & HDR_SHARED and w[0] >> 27 == _JOB_HEADER:
+                self._use_shared(job, w)
+        ring.add(descs)
+        self._jobs += end - start
+        self._words += count
+        if len(in_flight) > self._max_in_flight:
+            self._max_in_flight = len(in_flight)
+
+    def _reap(self) -> int:
+        """Every completion in the output ring handed to its job (lock held)."""
+        done = self._ring.take()
+        if not done:
+            return 0
+        in_flight, slots = self._in_flight, self._ring.free_slots
+        regions, free, read = self._regions, self.transport.free, self.transport.read
+        moved = 0
+        for desc, word in done:
+            job = in_flight.pop(desc, None)
+            if job is None:
+                self._counts["stray_completions"] += 1
+                continue
+            entry = job.shared
+            if word or (entry is not None and entry.retired):
+                self._finish(job, word, None)
+                continue
+            if self._separate:
+                free(desc)
+            else:  # the common case, inline: status 0, shared descriptor kept
+                slots.append(desc)
+            if entry is not None:
+                entry.refs -= 1
+            for phys, out in job.collect:
+                if out.__class__ is int:
+                    job.outputs.append(read(phys, out) if out else b"")
+                    moved += out
+                else:
+                    self.transport.read_into(phys, out)
+                    job.outputs.append(out)
+                    moved += len(out)
+            for phys in job.owned:
+                regions.pop(phys, None)
+                free(phys)
+            job.owned = ()
+            job.status = 0
+        tally = self._bytes_out
+        tally.append(moved)
+        if len(tally) > tally.FOLD_AT:
+            tally.total()
+        if self._waiters:
+            self._cond.notify_all()
+        return len(done)
+
+    def _finish(self, job: Job, word: int, error: BaseException | None) -> None:
+        """A job done, lock held: its slot back, outputs collected (status 0 only), its regions
+        freed (wiped first after an error), its shared descriptor released."""
+        if self._separate:
+            self.transport.free(job.desc)
+        else:
+            self._ring.free_slots.append(job.desc)
+        if word:
+            self._errors[word] += 1
+        elif job.collect:
+            outs, transport = job.outputs, self.transport
+            for phys, out in job.collect:
+                if isinstance(out, int):
+                    outs.append(transport.read(phys, out) if out else b"")
+                    self._bytes_out.append(out)
+                else:
+                    transport.read_into(phys, out)
+                    outs.append(out)
+                    self._bytes_out.append(len(out))
+        if job.owned:
+            self._release(job, wipe=bool(word))
+        if job.shared is not None:
+            entry = job.shared
+            entry.refs -= 1
+            if entry.retired and entry.idle:
+                self._shared.forget(entry)
+                self._wipe_free(entry.phys, entry.size)
+        if error is None:
+            job.status = word
+        else:
+            job.error = error
+
+    def _release(self, job: Job, *, wipe: bool = False) -> None:
+        regions, transport = self._regions, self.transport
+        for phys in job.owned:
+            size = regions.pop(phys, 0)
+            if wipe and size:
+                transport.write(phys, bytes(size))
+            transport.free(phys)
+        job.owned = ()
+
+    def _wait(self, job: Job, timeout: float | None) -> None:
+        with self._lock:
+            if job.status is None and job.error is None:
+                self._reap()
+            if job.status is None and job.error is None:
+                self._wait_long(job, self.timeout if timeout is None else timeout)
+
+    def _wait_long(self, job: Job, limit: float) -> None:
+        deadline = time.monotonic() + limit
+        spins = 0
+        while job.status is None and job.error is None:
+            if time.monotonic() > deadline:
+                self._recover(f"job at 0x{job.desc:x} not back after {limit} s", job)
+                return
+            spins = self._step(spins)
+
+    def _step(self, spins: int) -> int:
+        """One turn of waiting, lock held: reap; else look for a ring error; else back off with
+        the lock released (one thread polls, the others sleep on the condition)."""
+        if self._polling:
+            self._waiters += 1
+            try:
+                self._cond.wait(0.002)
+            finally:
+                self._waiters -= 1
+            return spins
+        if self._reap():
+            return 0
+        if self._in_flight:
+            intr = self._ring.interrupt_status()
+            if intr & regs.JRINTR_ERR:
+                kind = (intr & regs.JRINTR_ERR_TYPE_MASK) >> regs.JRINTR_ERR_TYPE_SHIFT
+                self._counts["ring_errors"] += 1
+                what = RING_ERRORS.get(kind, "unknown")
+                self._recover(f"ring error type {kind}, {what} (JRINTR 0x{intr:08x})", None)
+                return 0
+        self._polling = True
+        self._lock.release()
+        try:
+            time.sleep(0 if spins < 8 else min(1e-3, 2e-6 * (1 << min(spins - 8, 10))))
+        finally:
+            self._lock.acquire()
+            self._polling = False
+        return spins + 1
+
+    def _recover(self, reason: str, culprit: Job | None) -> None:
+        """Reset and re-arm the ring, lock held: completions that made it keep their status; every
+        other job in flight fails (RingTimeout for ``culprit``, CaamError for the rest)."""
+        self._counts["ring_resets"] += 1
+        self._reap()
+        ring = self._ring
+        try:
+            ring.halt(self.timeout)
+            flushed = ring.take()
+        except RingStuck as exc:
+            self._break(f"{reason}; then {exc}")
+            return
+        for desc, word in flushed:
+            job = self._in_flight.pop(desc, None)
+            if job is None:
+                continue
+            if word == FLUSHED:
+                self._fail(job, word, reason, culprit)
+            else:
+                self._finish(job, word, None)
+        try:
+            ring.finish_reset(self.timeout)
+        except RingStuck as exc:
+            self._break(f"{reason}; then {exc}")
+            return
+        for job in list(self._in_flight.values()):
+            self._fail(job, FLUSHED, reason, culprit)
+        self._in_flight.clear()
+        ring.free_slots[:] = [ring.slots + i * DESC_BYTES for i in range(ring.depth - 1, -1, -1)]
+        self._cond.notify_all()
+
+    def _fail(self, job: Job, word: int, reason: str, culprit: Job | None) -> None:
+        kind = RingTimeout if job is culprit else CaamError
+        if job is culprit:
+            self._counts["timeouts"] += 1
+        self._finish(job, word, kind(word, f"{self.name}: {reason}; the ring was reset"))
+
+    def _break(self, reason: str) -> None:
+        """The ring will not reset: fail every job in flight, keep their memory (the block may
+        still write it), refuse new jobs."""
+        self._broken = f"{self.name}: {reason}"
+        for job in self._in_flight.values():
+            self._errors[FLUSHED] += 1
+            job.error = CaamError(FLUSHED, self._broken)
+        self._in_flight.clear()
+        self._cond.notify_all()

@@ -1,0 +1,1 @@
+"""Descriptors per operation: shared descriptors per key, job templates, run on a driver."""
