@@ -24,8 +24,14 @@ def _afalg(arg: str) -> Any:
     return afalg_from_spec(arg)
 
 
+def _caam(arg: str) -> Any:
+    from cryptoffload.engines.caam import from_spec as caam_from_spec
+
+    return caam_from_spec(arg)
+
+
 #: Engine kinds this package has, by the name used in spec strings.
-FACTORIES: dict[str, Factory] = {"software": _software, "afalg": _afalg}
+FACTORIES: dict[str, Factory] = {"software": _software, "afalg": _afalg, "caam": _caam}
 
 
 def register(kind: str, factory: Factory) -> None:

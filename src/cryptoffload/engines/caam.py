@@ -1,0 +1,491 @@
+"""The CAAM / QorIQ SEC engine: ops through a user-space job ring driver, on a board or the model.
+
+Spec strings: ``caam`` (the block of this machine: found from the device tree, or given with
+``caam:base=0x...,pool=0x...:SIZE`` / ``udmabuf=N`` / ``uio=N``) and ``caam:model=PART`` (the
+functional model: ``t2080``, ``t1040``, ``t2080-nosec``, ``imx7d``; ``seed=`` fixes its device
+key). What the engine claims comes from the block's capability registers, read at probe time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature, InvalidTag
+from cryptography.hazmat.primitives.asymmetric import padding
+from cryptography.hazmat.primitives.asymmetric.utils import (
+    decode_dss_signature,
+    encode_dss_signature,
+)
+
+from cryptoffload.blocks import pkcs1
+from cryptoffload.blocks.curves import CURVES, by_cryptography
+from cryptoffload.engines.base import Capabilities
+from cryptoffload.errors import EngineError, Unavailable
+from cryptoffload.names import FFDHE_NAMES, RSA_SIZES
+from cryptoffload.ops import Op
+
+#: Where a QorIQ or i.MX device tree says a SEC/CAAM block is (compatible "fsl,sec-v4.0").
+DEVICE_TREE = Path("/proc/device-tree")
+_MODES = {"ecb": "ECB", "cbc": "CBC", "ctr": "CTR", "cfb": "CFB", "ofb": "OFB"}
+_CAAM_HASHES = ("sha1", "sha224", "sha256", "sha384", "sha512")
+_FFDHE_BITS = {name: int(name[5:]) for name in FFDHE_NAMES}
+
+
+class CaamEngine:
+    """Operations on the CAAM job ring; see the module docstring for the spec forms."""
+
+    def __init__(self, name: str, open_transport: Callable[[], Any]) -> None:
+        self.name = name
+        self._open_transport = open_transport
+        self._transport: Any = None
+        self._driver: Any = None
+        self._claimed: frozenset[str] = frozenset()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<CaamEngine {self.name}>"
+
+    # -- discovery ---------------------------------------------------------------------------
+
+    def probe(self) -> Capabilities:
+        """Open the block, read what it has, bring RNG4 up; never raises."""
+        from cryptoffload.caam.driver import Driver
+        from cryptoffload.caam.jobs import CaamError, CaamUnavailable
+
+        try:
+            transport = self._open_transport()
+        except (OSError, EngineError, ValueError) as exc:
+            return Capabilities(False, str(exc))
+        try:
+            driver = Driver(transport)
+        except CaamUnavailable as exc:
+            transport.close()
+            return Capabilities(False, str(exc))
+        except (CaamError, OSError, RuntimeError) as exc:
+            transport.close()
+            return Capabilities(False, f"the block did not come up: {exc}")
+        rng = True
+        try:
+            driver.ensure_rng()
+        except (CaamError, OSError) as exc:
+            rng = False
+            rng_reason = str(exc)
+        self._transport, self._driver = transport, driver
+        claimed = _claims(driver, rng)
+        self._claimed = frozenset(claimed)
+        caps = driver.caps
+        detail = {
+            "transport": transport.name,
+            "era": caps.era,
+            "byte order": caps.byteorder,
+            "pointers": f"{driver.pointer_size * 8}-bit",
+            "ring depth": driver.depth,
+            "CHAs": {k: v for k, v in caps.counts.items() if v},
+            "GCM": caps.gcm,
+            "PKHA bits": driver.pkha_bits if caps.counts.get("PK") else 0,
+            "RNG": "instantiated" if rng else f"not usable: {rng_reason}",
+        }
+        if not claimed:
+            return Capabilities(False, "the block has no CHA this engine uses", detail=detail)
+        return Capabilities(True, "", self._claimed, detail=detail)
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """The driver's counts: jobs, descriptor words, bytes each way, errors by status..."""
+        return dict(self._driver.figures) if self._driver is not None else {}
+
+    def close(self) -> None:
+        """Release the ring, its DMA memory and the block."""
+        with self._lock:
+            driver, transport = self._driver, self._transport
+            self._driver = self._transport = None
+        if driver is not None:
+            driver.close()
+        if transport is not None:
+            transport.close()
+
+    # -- operations --------------------------------------------------------------------------
+
+    def run(self, op: Op) -> Any:
+        """Perform ``op`` on the job ring, or decline what the block cannot express."""
+        driver = self._ready(op)
+        return _mapped(lambda: _RUN[op.family](self, driver, op))
+
+    def run_batch(self, ops: Sequence[Op]) -> list[Any]:
+        """Put the batch on the ring together (AES and hashes); each item's result or error."""
+        from cryptoffload.caam.recipes import base
+
+        driver = self._ready(ops[0])
+        prepared: list[Any] = []
+        for op in ops:
+            try:
+                prepared.append(_mapped(lambda op=op: _prepare(driver, op)))
+            except Exception as exc:
+                prepared.append(exc)
+        jobs = [p for p in prepared if not isinstance(p, Exception)]
+        done = iter(_mapped(lambda: base.execute_many(driver, [j for j, _ in jobs])))
+        out: list[Any] = []
+        for item in prepared:
+            if isinstance(item, Exception):
+                out.append(item)
+                continue
+            result = next(done)
+            out.append(result if isinstance(result, Exception) else item[1](result))
+        return [_mapped_result(r) for r in out]
+
+    def open_stream(self, op: Op) -> Any:
+        """A hash or HMAC whose running state (the class-2 context) the engine keeps."""
+        from cryptoffload.caam.recipes import hash as caam_hash
+
+        driver = self._ready(op)
+        if op.family == "hash":
+            return _mapped(lambda: caam_hash.open_stream(driver, op.alg))
+        if op.alg.startswith("hmac-"):
+            return _mapped(lambda: caam_hash.open_stream(driver, op.alg[5:], bytes(op.key)))
+        raise Unavailable("streaming", op.alg)
+
+    def _ready(self, op: Op) -> Any:
+        driver = self._driver
+        if driver is None:
+            raise Unavailable("no-device", "the engine was closed or never probed")
+        if op.alg not in self._claimed:
+            raise Unavailable("unsupported", op.alg)
+        return driver
+
+
+# -- what the block can do ------------------------------------------------------------------
+
+
+def _claims(driver: Any, rng: bool) -> set[str]:
+    from cryptoffload.caam.recipes.pk import MAX_ECC_BYTES
+
+    counts = driver.caps.counts
+    names: set[str] = set()
+    if counts.get("AES"):
+        for bits in (128, 192, 256):
+            names |= {f"aes-{bits}-{mode}" for mode in _MODES}
+            names.add(f"aes-{bits}-ccm")
+            if driver.caps.gcm:
+                names |= {f"aes-{bits}-gcm", f"gmac-aes-{bits}"}
+    if counts.get("MD"):
+        lp256 = driver.caps.versions.get("MD") == 0  # MD_LP256: no SHA-384/512
+        hashes = [h for h in _CAAM_HASHES if not (lp256 and h in ("sha384", "sha512"))]
+        names |= set(hashes) | {f"hmac-{h}" for h in hashes}
+    if counts.get("PK"):
+        bits = driver.pkha_bits
+        for size in RSA_SIZES:
+            if size <= bits:
+                names |= {f"rsa-{size}-private", f"rsa-{size}-public"}
+        for curve, c in CURVES.items():
+            if c.size <= MAX_ECC_BYTES and c.size * 8 <= bits:
+                names |= {f"ecdsa-{curve}-sign", f"ecdsa-{curve}-verify", f"ecdh-{curve}"}
+        names |= {g for g in FFDHE_NAMES if _FFDHE_BITS[g] <= bits}
+    if rng and counts.get("RNG"):
+        names.add("drbg")
+    return names & set(_all_names())
+
+
+def _all_names() -> list[str]:
+    from cryptoffload.names import all_algorithms
+
+    return all_algorithms()
+
+
+# -- one op -----------------------------------------------------------------------------------
+
+
+def _cipher(engine: CaamEngine, driver: Any, op: Op) -> Any:
+    from cryptoffload.caam.recipes import cipher
+
+    mode = _MODES[op.alg.rsplit("-", 1)[1]]
+    out, _ = cipher.cipher(
+        driver, op.key, mode, op.iv, op.data, encrypt=op.kind == "encrypt", into=op.out
+    )
+    return out
+
+
+def _aead(engine: CaamEngine, driver: Any, op: Op) -> bytes:
+    from cryptoffload.caam.recipes import aead
+
+    encrypt = op.kind == "encrypt"
+    if op.alg[-3] == "g":  # -gcm
+        fn = aead.gcm_encrypt if encrypt else aead.gcm_decrypt
+    else:
+        fn = aead.ccm_encrypt if encrypt else aead.ccm_decrypt
+    return fn(driver, op.key, bytes(op.iv), op.data, bytes(op.aad or b""), tag_length=op.tag_length)
+
+
+def _hash(engine: CaamEngine, driver: Any, op: Op) -> bytes:
+    from cryptoffload.caam.recipes import hash as caam_hash
+
+    return caam_hash.digest(driver, op.alg, op.data)
+
+
+def _mac(engine: CaamEngine, driver: Any, op: Op) -> bytes:
+    from cryptoffload.caam.recipes import aead
+    from cryptoffload.caam.recipes import hash as caam_hash
+
+    if op.alg.startswith("hmac-"):
+        return caam_hash.digest(driver, op.alg[5:], op.data, bytes(op.key))
+    # GMAC: GCM over associated data alone; the tag is the whole output.
+    return aead.gcm_encrypt(
+        driver, op.key, bytes(op.iv), b"", bytes(op.data), tag_length=op.tag_length
+    )
+
+
+def _rsa(engine: CaamEngine, driver: Any, op: Op) -> Any:
+    from cryptoffload.caam.recipes import pk
+
+    key, bits = op.key, op.key.key_size
+    if op.alg.endswith("-private"):
+        numbers = key.private_numbers()
+
+        def private(m: int) -> int:
+            return pk.rsa_private_crt(
+                driver, numbers.p, numbers.q, numbers.dmp1, numbers.dmq1, numbers.iqmp, m
+            )
+
+        if op.kind == "raw":
+            return private(op.value)
+        if op.kind == "sign":
+            return pkcs1.sign_with_raw(private, bits, op.digest, op.padding, op.hash_alg)
+        if isinstance(op.padding, padding.PKCS1v15):
+            # Only OpenSSL's implicit rejection answers malformed v1.5 ciphertexts safely.
+            raise Unavailable("unsupported", "PKCS#1 v1.5 decryption")
+        n = numbers.public_numbers.n
+        return pkcs1.decrypt_with_raw(private, bits, op.data, op.padding, modulus=n)
+    pub = key.public_numbers()
+
+    def public(m: int) -> int:
+        return pk.rsa_public(driver, pub.n, pub.e, m)
+
+    if op.kind == "raw":
+        return public(op.value)
+    if op.kind == "verify":
+        return pkcs1.verify_with_raw(
+            public, bits, op.signature, op.digest, op.padding, op.hash_alg, modulus=pub.n
+        )
+    return pkcs1.encrypt_with_raw(public, bits, op.data, op.padding)
+
+
+def _ecdsa(engine: CaamEngine, driver: Any, op: Op) -> Any:
+    from cryptoffload.caam.recipes import pk
+
+    curve = by_cryptography(op.key.curve)
+    if op.kind == "sign":
+        if op.deterministic:
+            raise Unavailable("unsupported", "RFC 6979 nonces (the PKHA draws its own)")
+        r, s = pk.ecdsa_sign(driver, curve, op.key.private_numbers().private_value, op.digest)
+        return encode_dss_signature(r, s)
+    try:
+        r, s = decode_dss_signature(bytes(op.signature))
+    except ValueError:
+        raise InvalidSignature from None
+    numbers = op.key.public_numbers()
+    if not (0 < r < curve.n and 0 < s < curve.n):
+        raise InvalidSignature
+    if not pk.ecdsa_verify(driver, curve, (numbers.x, numbers.y), op.digest, (r, s)):
+        raise InvalidSignature
+    return None
+
+
+def _ecdh(engine: CaamEngine, driver: Any, op: Op) -> bytes:
+    from cryptoffload.caam.recipes import pk
+
+    curve = by_cryptography(op.key.curve)
+    peer = op.peer.public_numbers()
+    private = op.key.private_numbers().private_value
+    return pk.ecdh(driver, curve, private, (peer.x, peer.y))
+
+
+def _dh(engine: CaamEngine, driver: Any, op: Op) -> bytes:
+    from cryptoffload.caam.recipes import pk
+
+    own = op.key.private_numbers()
+    p = own.public_numbers.parameter_numbers.p
+    return pk.ffdh(driver, p, own.x, op.peer.public_numbers().y)
+
+
+def _rng(engine: CaamEngine, driver: Any, op: Op) -> bytes:
+    from cryptoffload.caam.recipes import rng
+
+    return rng.random_bytes(driver, op.length)
+
+
+_RUN: dict[str, Callable[[CaamEngine, Any, Op], Any]] = {
+    "cipher": _cipher,
+    "aead": _aead,
+    "hash": _hash,
+    "mac": _mac,
+    "rsa": _rsa,
+    "ecdsa": _ecdsa,
+    "ecdh": _ecdh,
+    "dh": _dh,
+    "rng": _rng,
+}
+
+
+def _prepare(driver: Any, op: Op) -> tuple[Any, Callable[[Any], Any]]:
+    """(prepared job, what turns its result into the op's) for the families batches take."""
+    from cryptoffload.caam.recipes import aead, cipher
+    from cryptoffload.caam.recipes import hash as caam_hash
+
+    if op.family == "cipher" and op.out is None:
+        mode = _MODES[op.alg.rsplit("-", 1)[1]]
+        job = cipher.prepare_cipher(
+            driver, op.key, mode, op.iv, op.data, encrypt=op.kind == "encrypt"
+        )
+        return job, lambda result: result[0]
+    if op.family == "aead":
+        prepare = aead.prepare_gcm if op.alg[-3] == "g" else aead.prepare_ccm
+        job = prepare(
+            driver,
+            op.key,
+            bytes(op.iv),
+            op.data,
+            bytes(op.aad or b""),
+            tag_length=op.tag_length,
+            encrypt=op.kind == "encrypt",
+        )
+        return job, lambda result: result
+    if op.family == "hash":
+        return caam_hash.prepare_digest(driver, op.alg, op.data), lambda result: result
+    if op.family == "mac" and op.alg.startswith("hmac-"):
+        job = caam_hash.prepare_digest(driver, op.alg[5:], op.data, bytes(op.key))
+        return job, lambda result: result
+    raise Unavailable("unsupported", f"{op.family} ops are not batched; run one by one")
+
+
+# -- errors at the edge -------------------------------------------------------------------------
+
+
+def _mapped(call: Callable[[], Any]) -> Any:
+    """``call()``, with the driver's errors turned into the engine protocol's outcomes."""
+    from cryptoffload.caam.jobs import CaamUnavailable, RingFull
+    from cryptoffload.caam.recipes.base import IcvError
+
+    try:
+        return call()
+    except IcvError:
+        raise InvalidTag from None
+    except RingFull as exc:
+        raise Unavailable("busy", str(exc)) from None
+    except CaamUnavailable as exc:
+        raise Unavailable("no-device", str(exc)) from None
+    except MemoryError as exc:  # the DMA pool is full: another op may fit later
+        raise Unavailable("busy", f"DMA memory: {exc}") from None
+
+
+def _mapped_result(result: Any) -> Any:
+    """A batch item's outcome in the engine protocol's terms."""
+    if not isinstance(result, Exception):
+        return result
+    try:
+        _mapped(lambda: _raise(result))
+    except Exception as exc:
+        return exc
+    return result
+
+
+def _raise(exc: Exception) -> None:
+    raise exc
+
+
+# -- spec strings ----------------------------------------------------------------------------------
+
+
+def from_spec(arg: str) -> CaamEngine:
+    """``caam`` / ``caam:model=PART[,seed=HEX]`` / ``caam:base=0x..,pool=0x..:SIZE|udmabuf=N``."""
+    options = _options(arg)
+    if "model" in options:
+        part = options.pop("model")
+        seed = bytes.fromhex(options.pop("seed")) if "seed" in options else None
+        _no_more(options, "caam:model=PART")
+        from cryptoffload.caam.model.parts import PARTS
+
+        if part not in PARTS:
+            raise EngineError(f"caam: unknown model part {part!r}; parts: {', '.join(PARTS)}")
+
+        def open_model() -> Any:
+            from cryptoffload.caam.transport import ModelTransport
+
+            return ModelTransport.for_part(part, seed=seed)
+
+        return CaamEngine(f"caam:model={part}", open_model)
+    name = "caam" if not arg else f"caam:{arg}"
+    return CaamEngine(name, lambda: _open_board(dict(options)))
+
+
+def _options(arg: str) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for item in filter(None, arg.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep or not value:
+            raise EngineError(f"caam options are KEY=VALUE, got {item!r}")
+        if key in options:
+            raise EngineError(f"caam option {key!r} given twice")
+        options[key] = value
+    return options
+
+
+def _no_more(options: dict[str, str], form: str) -> None:
+    if options:
+        raise EngineError(f"{form} takes no option {', '.join(sorted(options))}")
+
+
+def _open_board(options: dict[str, str]) -> Any:
+    """The transport of this machine's block: from the options, else from the device tree."""
+    from cryptoffload.caam import boards
+
+    base = options.pop("base", None)
+    uio = options.pop("uio", None)
+    pool = options.pop("pool", None)
+    udmabuf = options.pop("udmabuf", None)
+    _no_more(options, "caam:base=..,pool=..|udmabuf=N")
+    if base is None and uio is None:
+        base = _device_tree_base()
+    if pool is None and udmabuf is None:
+        raise EngineError(
+            "caam: no DMA memory: give pool=PHYS:SIZE (a range reserved with mem=) or "
+            "udmabuf=N (a u-dma-buf device)"
+        )
+    kwargs: dict[str, Any] = {}
+    if base is not None:
+        kwargs["base"] = int(base, 0)
+    if uio is not None:
+        kwargs["uio"] = int(uio)
+    if pool is not None:
+        phys, _, size = pool.partition(":")
+        kwargs["pool"] = (int(phys, 0), _size(size))
+    if udmabuf is not None:
+        kwargs["udmabuf"] = int(udmabuf)
+    return boards.open_board(**kwargs)
+
+
+def _device_tree_base() -> str:
+    """The physical base of the SEC/CAAM block the device tree describes."""
+    nodes = sorted(DEVICE_TREE.glob("**/compatible")) if DEVICE_TREE.exists() else []
+    for node in nodes:
+        with contextlib.suppress(OSError):
+            if b"fsl,sec-v4.0\x00" in node.read_bytes() + b"\x00":
+                reg = (node.parent / "reg").read_bytes()
+                return hex(int.from_bytes(reg[: len(reg) // 2], "big"))
+    raise EngineError(
+        "caam: no SEC/CAAM block on this machine (no fsl,sec-v4.0 node under "
+        f"{DEVICE_TREE}); on a board give base=0x... (and unbind its job ring from caam_jr)"
+    )
+
+
+def _size(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    text = text.strip().lower()
+    if text and text[-1] in units:
+        return int(text[:-1], 0) * units[text[-1]]
+    return int(text, 0)
+
+
+__all__ = ["CaamEngine", "from_spec"]
