@@ -10,6 +10,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
 
 from cryptoffload import validate
+from cryptoffload.devicekey import DeviceKey
 from cryptoffload.names import aes_name
 from cryptoffload.ops import AeadOp
 from cryptoffload.provider import Lane, Provider, unbound_lane
@@ -33,7 +34,8 @@ class _AeadBase:
 
     def __init__(self, key: bytes, tag_length: int, provider: Provider | None) -> None:
         validate.aes_key(key)
-        self._key = bytes(key)
+        # A DeviceKey stays what it is: only the engine it is bound to can use it.
+        self._key = key if isinstance(key, DeviceKey) else bytes(key)
         self._tag_length = tag_length
         self._alg = aes_name(len(key), self._MODE)
         self._provider = provider
@@ -200,8 +202,11 @@ class AESGCM(_AeadBase):
         super().__init__(key, tag_length, provider)
 
     def _software(self) -> _aead.AESGCM | None:
-        # cryptography's AESGCM makes 16-byte tags only: shorter ones go through an Op.
-        return _aead.AESGCM(self._key) if self._tag_length == 16 else None
+        # cryptography's AESGCM makes 16-byte tags only: shorter ones go through an Op, and so
+        # does a device key (software cannot use it: the lane says so).
+        if self._tag_length != 16 or isinstance(self._key, DeviceKey):
+            return None
+        return _aead.AESGCM(self._key)
 
     def _explain(self, nonce: Any, data: Any, aad: Any, tag_length: int) -> None:
         validate.gcm_nonce(nonce)
@@ -224,8 +229,8 @@ class AESCCM(_AeadBase):
         validate.ccm_tag_length(tag_length)
         super().__init__(key, tag_length, provider)
 
-    def _software(self) -> _CheckedCcm:
-        return _CheckedCcm(self)
+    def _software(self) -> _CheckedCcm | None:
+        return None if isinstance(self._key, DeviceKey) else _CheckedCcm(self)
 
     def _explain(self, nonce: Any, data: Any, aad: Any, tag_length: int) -> None:
         validate.byteslike("data", data)

@@ -6,6 +6,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from cryptoffload import validate
 from cryptoffload._stream import MacContext
+from cryptoffload.devicekey import DeviceKey
 from cryptoffload.ops import MacOp
 from cryptoffload.provider import Provider
 
@@ -41,6 +42,8 @@ class GMAC(MacContext):
     def __init__(
         self, key: bytes, nonce: bytes, tag_length: int = 16, *, provider: Provider | None = None
     ) -> None:
+        if isinstance(key, DeviceKey):
+            raise TypeError("GMAC takes key bytes; a device key works with aead.AESGCM/AESCCM")
         validate.aes_key(key)
         validate.gcm_nonce(nonce)
         validate.gcm_tag_length(tag_length)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from cryptography.exceptions import InvalidSignature, InvalidTag
 
 from cryptoffload.counters import FOLD_AT, Cell
+from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.engines.base import Engine
 from cryptoffload.errors import OffloadRequired, Unavailable
 from cryptoffload.ops import Op
@@ -183,6 +184,8 @@ class Lane:
                     # A failed check is the engine's answer, not a reason to ask software.
                     self._answered(route, size)
                     raise
+                except DeviceKeyError:
+                    raise  # the device key's own engine cannot open it: nobody else can
                 except Exception as exc:
                     route.cell.fault()
                     log.debug("engine %s faulted on %s: %s", route.name, op.alg, type(exc).__name__)
@@ -206,11 +209,16 @@ class Lane:
         if self.required:
             raise OffloadRequired(self.alg, declines)
         try:
-            return self.provider.software.run(op)
-        finally:
+            result = self.provider.software.run(op)
+        except DeviceKeyError:
+            raise  # a key only its device can use: nothing was done
+        except BaseException:
             # Software's answer counts whether it is a result or a rejection (bad tag, bad
             # signature, undecryptable ciphertext): the op was done either way.
             self._cell.add(size)
+            raise
+        self._cell.add(size)
+        return result
 
     def run_batch(self, ops: Sequence[Op]) -> list[Any]:
         """Run ``ops`` (all of this lane's algorithm) as one batch: per item, in order, its

@@ -15,7 +15,8 @@ from cryptography.exceptions import InvalidSignature, InvalidTag
 
 #: What each field holds. A field an entry of :data:`CONTRACT` does not list is None.
 FIELDS: dict[str, str] = {
-    "key": "the key: bytes for AES and HMAC, a `cryptography` key object for RSA, EC and DH",
+    "key": "the key: bytes for AES and HMAC (or a DeviceKey for AES: only its engine can use "
+    "it), a `cryptography` key object for RSA, EC and DH",
     "iv": "bytes: the IV or initial counter block (cipher; None for ECB), the nonce (aead, GMAC)",
     "data": "bytes-like: the payload (plaintext, ciphertext, message); for an AEAD decrypt the "
     "ciphertext followed by its tag",

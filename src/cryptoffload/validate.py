@@ -10,6 +10,7 @@ from cryptography.exceptions import InvalidTag, UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives.asymmetric import padding
 
 from cryptoffload.blocks import pkcs1
+from cryptoffload.devicekey import DeviceKey
 from cryptoffload.names import hash_name
 
 AES_KEY_SIZES = (16, 24, 32)
@@ -29,7 +30,9 @@ def byteslike(name: str, value: Any) -> None:
 
 
 def aes_key(key: Any) -> None:
-    """AES key: bytes of 16, 24 or 32."""
+    """AES key: bytes of 16, 24 or 32, or a DeviceKey (bound to an engine's hardware)."""
+    if isinstance(key, DeviceKey):
+        return
     byteslike("key", key)
     if len(key) not in AES_KEY_SIZES:
         raise ValueError(f"AES key must be 16, 24 or 32 bytes, got {len(key)}")

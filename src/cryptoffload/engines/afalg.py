@@ -374,6 +374,8 @@ class AfalgEngine:
         return b"".join(out) if op.out is None else len(data)
 
     def _aead(self, op: Any) -> bytes:
+        if not isinstance(op.key, (bytes, bytearray, memoryview)):
+            raise Unavailable("unsupported", "a key bound to another engine's device")
         tag_len = op.tag_length
         aad = op.aad or b""
         assoclen = _nbytes(aad)

@@ -3,12 +3,14 @@
 Spec strings: ``caam`` (the block of this machine: found from the device tree, or given with
 ``caam:base=0x...,pool=0x...:SIZE`` / ``udmabuf=N`` / ``uio=N``) and ``caam:model=PART`` (the
 functional model: ``t2080``, ``t1040``, ``t2080-nosec``, ``imx7d``; ``seed=`` fixes its device
-key). What the engine claims comes from the block's capability registers, read at probe time.
+key); either takes ``timeout=SECONDS`` (default 2), after which a job's ring is taken as stalled
+and reset. What the engine claims comes from the block's capability registers, read at probe time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 
 from cryptoffload.blocks import pkcs1
 from cryptoffload.blocks.curves import CURVES, by_cryptography
+from cryptoffload.devicekey import DeviceKey, DeviceKeyError
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import EngineError, Unavailable
 from cryptoffload.names import FFDHE_NAMES, RSA_SIZES
@@ -33,18 +36,24 @@ DEVICE_TREE = Path("/proc/device-tree")
 _MODES = {"ecb": "ECB", "cbc": "CBC", "ctr": "CTR", "cfb": "CFB", "ofb": "OFB"}
 _CAAM_HASHES = ("sha1", "sha224", "sha256", "sha384", "sha512")
 _FFDHE_BITS = {name: int(name[5:]) for name in FFDHE_NAMES}
+#: Seconds a job may take before the ring is taken as stalled and reset (spec option timeout=).
+DEFAULT_TIMEOUT = 2.0
 
 
 class CaamEngine:
     """Operations on the CAAM job ring; see the module docstring for the spec forms."""
 
-    def __init__(self, name: str, open_transport: Callable[[], Any]) -> None:
+    def __init__(
+        self, name: str, open_transport: Callable[[], Any], *, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         self.name = name
         self._open_transport = open_transport
+        self._timeout = timeout
         self._transport: Any = None
         self._driver: Any = None
         self._claimed: frozenset[str] = frozenset()
         self._lock = threading.Lock()
+        self._black: dict[DeviceKey, Any] = {}  # device keys opened into black keys, by key
 
     def __repr__(self) -> str:
         return f"<CaamEngine {self.name}>"
@@ -61,7 +70,7 @@ class CaamEngine:
         except (OSError, EngineError, ValueError) as exc:
             return Capabilities(False, str(exc))
         try:
-            driver = Driver(transport)
+            driver = Driver(transport, timeout=self._timeout)
         except CaamUnavailable as exc:
             transport.close()
             return Capabilities(False, str(exc))
@@ -98,12 +107,55 @@ class CaamEngine:
         """The driver's counts: jobs, descriptor words, bytes each way, errors by status..."""
         return dict(self._driver.figures) if self._driver is not None else {}
 
+    def wrap_key(self, key: bytes, modifier: bytes) -> DeviceKey:
+        """``key`` (AES, 16/24/32 bytes) sealed to this device under ``modifier`` (8 or 16
+        bytes): a DeviceKey that AESGCM/AESCCM take and only this engine can use. The key
+        bytes go to the block once; keep the returned key's ``blob`` and ``modifier``."""
+        from cryptoffload.caam.recipes import blob
+
+        if len(key) not in (16, 24, 32):
+            raise ValueError(f"AES key must be 16, 24 or 32 bytes, got {len(key)}")
+        driver = self._driver
+        if driver is None:
+            raise DeviceKeyError(f"{self.name} is not available: no device to bind a key to")
+        sealed = _mapped(lambda: blob.wrap_key(driver, bytes(key), bytes(modifier)))
+        return DeviceKey(sealed, modifier, len(key) * 8, self.name)
+
+    def _key(self, key: Any) -> Any:
+        """Key bytes as they are; a DeviceKey of this engine opened (once) into a black key."""
+        if not isinstance(key, DeviceKey):
+            return key
+        if key.engine != self.name:
+            raise Unavailable("unsupported", f"a key bound to {key.engine}")
+        with self._lock:
+            black = self._black.get(key)
+        if black is None:
+            from cryptoffload.caam.recipes import blob
+            from cryptoffload.caam.recipes.base import IcvError
+
+            try:
+                black = blob.unwrap_key(self._driver, key.blob, key.modifier)
+            except IcvError:
+                raise DeviceKeyError(
+                    f"this device key's blob does not open on {self.name}: it was made on "
+                    "another device or with another modifier, or it was changed"
+                ) from None
+            with self._lock:
+                black = self._black.setdefault(key, black)
+        return black
+
     def close(self) -> None:
         """Release the ring, its DMA memory and the block."""
         with self._lock:
             driver, transport = self._driver, self._transport
             self._driver = self._transport = None
+            black, self._black = self._black, {}
         if driver is not None:
+            from cryptoffload.caam.recipes import blob
+
+            for key in black.values():
+                with contextlib.suppress(Exception):
+                    blob.release_key(driver, key)
             driver.close()
         if transport is not None:
             transport.close()
@@ -123,7 +175,7 @@ class CaamEngine:
         prepared: list[Any] = []
         for op in ops:
             try:
-                prepared.append(_mapped(lambda op=op: _prepare(driver, op)))
+                prepared.append(_mapped(lambda op=op: _prepare(self, driver, op)))
             except Exception as exc:
                 prepared.append(exc)
         jobs = [p for p in prepared if not isinstance(p, Exception)]
@@ -164,6 +216,7 @@ def _claims(driver: Any, rng: bool) -> set[str]:
     from cryptoffload.caam.recipes.pk import MAX_ECC_BYTES
 
     counts = driver.caps.counts
+    rng = rng and bool(counts.get("RNG"))
     names: set[str] = set()
     if counts.get("AES"):
         for bits in (128, 192, 256):
@@ -182,9 +235,11 @@ def _claims(driver: Any, rng: bool) -> set[str]:
                 names |= {f"rsa-{size}-private", f"rsa-{size}-public"}
         for curve, c in CURVES.items():
             if c.size <= MAX_ECC_BYTES and c.size * 8 <= bits:
-                names |= {f"ecdsa-{curve}-sign", f"ecdsa-{curve}-verify", f"ecdh-{curve}"}
+                names |= {f"ecdsa-{curve}-verify", f"ecdh-{curve}"}
+                if rng:  # the PKHA draws the signature's nonce from RNG4
+                    names.add(f"ecdsa-{curve}-sign")
         names |= {g for g in FFDHE_NAMES if _FFDHE_BITS[g] <= bits}
-    if rng and counts.get("RNG"):
+    if rng:
         names.add("drbg")
     return names & set(_all_names())
 
@@ -216,7 +271,8 @@ def _aead(engine: CaamEngine, driver: Any, op: Op) -> bytes:
         fn = aead.gcm_encrypt if encrypt else aead.gcm_decrypt
     else:
         fn = aead.ccm_encrypt if encrypt else aead.ccm_decrypt
-    return fn(driver, op.key, bytes(op.iv), op.data, bytes(op.aad or b""), tag_length=op.tag_length)
+    key = engine._key(op.key)
+    return fn(driver, key, bytes(op.iv), op.data, bytes(op.aad or b""), tag_length=op.tag_length)
 
 
 def _hash(engine: CaamEngine, driver: Any, op: Op) -> bytes:
@@ -329,7 +385,7 @@ _RUN: dict[str, Callable[[CaamEngine, Any, Op], Any]] = {
 }
 
 
-def _prepare(driver: Any, op: Op) -> tuple[Any, Callable[[Any], Any]]:
+def _prepare(engine: CaamEngine, driver: Any, op: Op) -> tuple[Any, Callable[[Any], Any]]:
     """(prepared job, what turns its result into the op's) for the families batches take."""
     from cryptoffload.caam.recipes import aead, cipher
     from cryptoffload.caam.recipes import hash as caam_hash
@@ -344,7 +400,7 @@ def _prepare(driver: Any, op: Op) -> tuple[Any, Callable[[Any], Any]]:
         prepare = aead.prepare_gcm if op.alg[-3] == "g" else aead.prepare_ccm
         job = prepare(
             driver,
-            op.key,
+            engine._key(op.key),
             bytes(op.iv),
             op.data,
             bytes(op.aad or b""),
@@ -399,8 +455,11 @@ def _raise(exc: Exception) -> None:
 
 
 def from_spec(arg: str) -> CaamEngine:
-    """``caam`` / ``caam:model=PART[,seed=HEX]`` / ``caam:base=0x..,pool=0x..:SIZE|udmabuf=N``."""
+    """``caam`` / ``caam:model=PART[,seed=HEX]`` / ``caam:base=0x..,pool=0x..:SIZE|udmabuf=N``;
+    each form also takes ``timeout=SECONDS`` (how long a job may take before the ring is taken
+    as stalled and reset; the engine's name leaves it out)."""
     options = _options(arg)
+    timeout = _timeout(options.pop("timeout")) if "timeout" in options else DEFAULT_TIMEOUT
     if "model" in options:
         part = options.pop("model")
         seed = bytes.fromhex(options.pop("seed")) if "seed" in options else None
@@ -415,9 +474,20 @@ def from_spec(arg: str) -> CaamEngine:
 
             return ModelTransport.for_part(part, seed=seed)
 
-        return CaamEngine(f"caam:model={part}", open_model)
-    name = "caam" if not arg else f"caam:{arg}"
-    return CaamEngine(name, lambda: _open_board(dict(options)))
+        name = f"caam:model={part}" + (f",seed={seed.hex()}" if seed is not None else "")
+        return CaamEngine(name, open_model, timeout=timeout)
+    name = "caam" if not options else "caam:" + ",".join(f"{k}={v}" for k, v in options.items())
+    return CaamEngine(name, lambda: _open_board(dict(options)), timeout=timeout)
+
+
+def _timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise EngineError(f"caam option timeout is seconds above 0 (e.g. 0.5), got {text!r}")
+    return value
 
 
 def _options(arg: str) -> dict[str, str]:

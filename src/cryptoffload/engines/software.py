@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
 
 from cryptoffload import modes
 from cryptoffload.blocks import pkcs1
+from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
 from cryptoffload.names import HASH_NAMES, all_algorithms
@@ -113,7 +114,9 @@ class SoftwareEngine:
         )
 
     def run(self, op: Op) -> Any:
-        """Perform ``op`` with OpenSSL."""
+        """Perform ``op`` with OpenSSL (never with a key bound to a device: DeviceKeyError)."""
+        if op.family in _AES_KEYED and isinstance(op.key, DeviceKey):
+            raise op.key.refuse("software")
         handler = _HANDLERS.get(op.family)
         if handler is None:
             raise Unavailable("unsupported", f"family {op.family!r}")
@@ -210,6 +213,7 @@ def _rng(op: Any) -> bytes:
     return os.urandom(op.length)
 
 
+_AES_KEYED = frozenset({"cipher", "aead", "mac"})
 _HANDLERS = {
     "cipher": _cipher,
     "aead": _aead,
