@@ -3,7 +3,9 @@
 Written from the summary in shared/notes/linux-caam-descriptors.md (sections 2.4-2.6): the
 register sequence of ctrl.c (kick_trng, instantiate_rng, deinstantiate_rng, the DECO 0 run), the
 descriptor words of ctrl.c, caamrng.c, caamprng.c and blob_gen.c, and the black-key descriptors
-of the posted protected-key series. Used by test_caam_rng_linux.py and test_caam_blob.py.
+of the posted protected-key series. Used by test_caam_rng_linux.py and test_caam_blob.py. What
+the project's own driver does with the same operations is in src/cryptoffload/caam (rngboot.py,
+recipes/rng.py, recipes/blob.py); these are the kernel's shapes the model is checked against.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from cryptoffload.caam import regs
 from cryptoffload.caam.driver import Driver, Job
 from cryptoffload.caam.model import CaamModel
 from cryptoffload.caam.transport import ModelTransport
+from cryptoffload.caam.words import from_bytes
 
 #: ctrl.c's success rule after masking the DECO's status with 0xF00000FF.
 DECO_OK = (0, 0x70000000)
@@ -199,8 +202,7 @@ class Ring:
 
 def words_of(data: bytes, order: str) -> list[int]:
     """Immediate data as descriptor words (padded to whole words, memory order kept)."""
-    padded = data + bytes(-len(data) % 4)
-    return [int.from_bytes(padded[i : i + 4], order) for i in range(0, len(padded), 4)]
+    return from_bytes(data + bytes(-len(data) % 4), order)
 
 
 def blob_desc(

@@ -12,6 +12,8 @@ from cryptoffload.caam.decoder import decode_operation
 from cryptoffload.caam.model import CaamModel
 from cryptoffload.caam.model.blob import OVERHEAD
 from cryptoffload.caam.model.keys import black_size
+from cryptoffload.caam.recipes.blob import wrap_key
+from cryptoffload.caam.rngboot import RNG_INSTANTIATE_NO_SK
 
 KEYMOD_16 = bytes(range(0x40, 0x50))
 KEYMOD_8 = b"8-byte!!"
@@ -161,7 +163,7 @@ def test_blobs_need_the_secure_keys() -> None:
     words = blob_desc(ring, KEYMOD_16, src, 16, dst, 64, encap=True)
     assert ring.run(words) == status.deco(status.DECO_KEYS_NOT_LOADED, op_index(words))
     # SH0 instantiated without SK: still no secure keys.
-    assert ring.run([header(2), 0x82500004]) == 0
+    assert ring.run(RNG_INSTANTIATE_NO_SK) == 0
     assert ring.run(words) == 0x40000000 | op_index(words) << 8 | 0x24
     assert ring.read(dst, 64) == bytes(64)
 
@@ -285,7 +287,7 @@ def test_black_keys_do_not_survive_a_reset() -> None:
 
 def test_black_keys_need_the_secure_keys() -> None:
     ring = Ring(CaamModel("t2080", seed=b"bare"))
-    assert ring.run([header(2), 0x82500004]) == 0  # an RNG, no secure keys
+    assert ring.run(RNG_INSTANTIATE_NO_SK) == 0  # an RNG, no secure keys
     word, black = make_black(ring, payload(16), ccm=False)
     assert word == status.deco(status.DECO_KEYS_NOT_LOADED, 3)
     assert black == bytes(16)
@@ -327,24 +329,43 @@ def test_enc_needs_a_pointer_and_ekt_needs_enc(device: Ring) -> None:
 # ---------------------------------------------------------------------- black key blobs
 
 
-def black_blob_encap(ring: Ring, key: bytes, keymod: bytes, *, ccm: bool) -> tuple[int, bytes]:
-    """The posted series' encapsulation with is_pkey: red key -> black over the input -> blob."""
-    n = len(key)
-    p_in = ring.buf(key + bytes(black_size(n, ccm=ccm) - n))
-    p_out = ring.buf(n + OVERHEAD)
-    body = [0x02000000 | n, *ring.pointer(p_in)]
-    body += [0x62000000 | (0x14 if ccm else 0x24) << 16 | n, *ring.pointer(p_in)]
+@pytest.mark.parametrize("long_pointers", [False, True], ids=["ptr32", "ptr64"])
+@pytest.mark.parametrize("ccm", [False, True], ids=["ecb", "ccm"])
+def test_wrap_key_is_the_posted_series_encapsulation(ccm: bool, long_pointers: bool) -> None:
+    """recipes.blob.wrap_key builds the posted series' encapsulation with is_pkey, word for
+    word: red key -> black over its own input -> blob; the tests below seal key blobs with it."""
+    ring = ready(long_pointers=long_pointers)
+    seen: list[list[int]] = []
+    submit = ring.driver.submit
+
+    def spy(words: list[int], **kw: object) -> object:
+        seen.append(list(words))
+        return submit(words, **kw)  # type: ignore[arg-type]
+
+    ring.driver.submit = spy  # type: ignore[method-assign]
+    key = payload(24)
+    sealed = wrap_key(ring.driver, key, KEYMOD_16, ccm=ccm)
+    assert len(sealed) == 24 + OVERHEAD and key not in sealed
+    (words,) = seen
+    ptr = len(ring.pointer(0))
+    p_in = words[2] << 32 | words[3] if ptr == 2 else words[2]
+    at = words.index(0xF8400000) + 1
+    p_out = words[at] << 32 | words[at + 1] if ptr == 2 else words[at]
+    body = [0x02000000 | 24, *ring.pointer(p_in)]
+    body += [0x62000000 | (0x14 if ccm else 0x24) << 16 | 24, *ring.pointer(p_in)]
     body += [0xA1000201]  # JUMP jsl NOP all +1: wait for the store
-    body += [0x04800000 | len(keymod), *words_of(keymod, ring.order)]
-    body += [0xF0400000, *ring.pointer(p_in), n, 0xF8400000, *ring.pointer(p_out), n + OVERHEAD]
+    body += [0x04800000 | len(KEYMOD_16), *words_of(KEYMOD_16, ring.order)]
+    body += [0xF0400000, *ring.pointer(p_in), 24, 0xF8400000, *ring.pointer(p_out), 24 + OVERHEAD]
     body += [0x870D0004 | (0x100 if ccm else 0)]
-    return ring.run([header(len(body) + 1), *body]), ring.read(p_out, n + OVERHEAD)
+    assert words == [header(len(body) + 1), *body]
 
 
 def black_blob_decap(
     ring: Ring, blob: bytes, keymod: bytes, *, ccm: bool, black: bool = True
 ) -> tuple[int, bytes, int]:
-    """LOAD class-2 key IMM keymod, SEQ IN/OUT (16-bit), OPERATION 0x860D0004[|0x100]."""
+    """The posted series' decapsulation with is_pkey: LOAD class-2 key IMM keymod, SEQ IN/OUT
+    (16-bit), OPERATION 0x860D0004[|0x100]. Not recipes.blob.unwrap_key's words (KEY, EXT
+    lengths): the model takes both shapes, and this one opens what wrap_key seals."""
     n = len(blob) - OVERHEAD
     p_in, p_out = ring.buf(blob), ring.buf(black_size(n, ccm=ccm))
     body = [0x14C00000 | len(keymod), *words_of(keymod, ring.order)]
@@ -359,8 +380,8 @@ def black_blob_decap(
 def test_black_key_blob_round_trip_and_use(n: int, ccm: bool) -> None:
     ring = ready(seed=b"paes")
     key, iv, msg = payload(n), bytes(range(16)), payload(48)
-    word, blob = black_blob_encap(ring, key, KEYMOD_16, ccm=ccm)
-    assert word == 0 and len(blob) == n + 48 and key not in blob
+    blob = wrap_key(ring.driver, key, KEYMOD_16, ccm=ccm)
+    assert len(blob) == n + 48 and key not in blob
     word, black, _ = black_blob_decap(ring, blob, KEYMOD_16, ccm=ccm)
     assert word == 0 and key not in black
     word, out = cbc(ring, black_key_words(ring, black, n, ccm=ccm), msg, iv)
@@ -370,8 +391,7 @@ def test_black_key_blob_round_trip_and_use(n: int, ccm: bool) -> None:
 def test_a_black_blob_outlives_its_jdkek() -> None:
     ring = ready(seed=b"paes reboot")
     key, iv, msg = payload(32), bytes(16), payload(16)
-    word, blob = black_blob_encap(ring, key, KEYMOD_16, ccm=True)
-    assert word == 0
+    blob = wrap_key(ring.driver, key, KEYMOD_16, ccm=True)
     ring.model.write32(regs.MCFGR, regs.MCFGR_SWRESET)  # new boot: new JDKEK
     assert probe_rng(ring.model)[0] == 0
     ring = Ring(ring.model)
@@ -382,8 +402,7 @@ def test_a_black_blob_outlives_its_jdkek() -> None:
 
 
 def test_red_and_black_blobs_do_not_mix(device: Ring) -> None:
-    word, black_blob = black_blob_encap(device, payload(16), KEYMOD_16, ccm=False)
-    assert word == 0
+    black_blob = wrap_key(device.driver, payload(16), KEYMOD_16, ccm=False)
     word, out, index = decap(device, black_blob, KEYMOD_16)  # opened as red data
     assert word == MAC_FAIL | index << 8 and out == bytes(16)
     word, red_blob = encap(device, payload(16), KEYMOD_16)
@@ -393,8 +412,7 @@ def test_red_and_black_blobs_do_not_mix(device: Ring) -> None:
 
 
 def test_black_blob_failures(device: Ring) -> None:
-    word, blob = black_blob_encap(device, payload(16), KEYMOD_16, ccm=True)
-    assert word == 0
+    blob = wrap_key(device.driver, payload(16), KEYMOD_16, ccm=True)
     word, _, index = black_blob_decap(device, blob, KEYMOD_8, ccm=True)
     assert word == MAC_FAIL | index << 8
     other = ready(seed=b"device C")

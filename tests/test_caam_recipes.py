@@ -10,6 +10,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
 import pytest
+from caam_spies import freed_contents
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, rsa, utils
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -192,24 +193,7 @@ def test_ccm(drv: Driver, alen: int, n: int, nonce: int, tag: int) -> None:
 @pytest.fixture
 def freed(drv: Driver, monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """What every DMA region held when it was freed."""
-    seen: list[bytes] = []
-    sizes: dict[int, int] = {}
-    t = drv.transport
-    alloc, free = t.alloc, t.free
-
-    def spy_alloc(size: int, align: int = 64) -> int:
-        phys = alloc(size, align)
-        sizes[phys] = size
-        return phys
-
-    def spy_free(phys: int) -> None:
-        if phys in sizes:
-            seen.append(t.read(phys, sizes.pop(phys)))
-        free(phys)
-
-    monkeypatch.setattr(t, "alloc", spy_alloc)
-    monkeypatch.setattr(t, "free", spy_free)
-    return seen
+    return freed_contents(monkeypatch, drv.transport)
 
 
 @pytest.mark.parametrize("algo", ["gcm", "ccm"])

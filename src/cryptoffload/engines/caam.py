@@ -62,12 +62,13 @@ class CaamEngine:
 
     def probe(self) -> Capabilities:
         """Open the block, read what it has, bring RNG4 up; never raises."""
+        from cryptoffload.caam.boards import BoardError
         from cryptoffload.caam.driver import Driver
         from cryptoffload.caam.jobs import CaamError, CaamUnavailable
 
         try:
             transport = self._open_transport()
-        except (OSError, EngineError, ValueError) as exc:
+        except (OSError, EngineError, ValueError, BoardError) as exc:
             return Capabilities(False, str(exc))
         try:
             driver = Driver(transport, timeout=self._timeout)
@@ -455,7 +456,8 @@ def _raise(exc: Exception) -> None:
 
 
 def from_spec(arg: str) -> CaamEngine:
-    """``caam`` / ``caam:model=PART[,seed=HEX]`` / ``caam:base=0x..,pool=0x..:SIZE|udmabuf=N``;
+    """``caam`` / ``caam:model=PART[,seed=HEX]`` /
+    ``caam:base=0x..|uio=N,pool=0x..:SIZE|udmabuf=N[,svr=0x..]``;
     each form also takes ``timeout=SECONDS`` (how long a job may take before the ring is taken
     as stalled and reset; the engine's name leaves it out)."""
     options = _options(arg)
@@ -515,7 +517,8 @@ def _open_board(options: dict[str, str]) -> Any:
     uio = options.pop("uio", None)
     pool = options.pop("pool", None)
     udmabuf = options.pop("udmabuf", None)
-    _no_more(options, "caam:base=..,pool=..|udmabuf=N")
+    svr = options.pop("svr", None)
+    _no_more(options, "caam:base=..,pool=..|udmabuf=N[,svr=0x..]")
     if base is None and uio is None:
         base = _device_tree_base()
     if pool is None and udmabuf is None:
@@ -533,6 +536,8 @@ def _open_board(options: dict[str, str]) -> Any:
         kwargs["pool"] = (int(phys, 0), _size(size))
     if udmabuf is not None:
         kwargs["udmabuf"] = int(udmabuf)
+    if svr is not None:  # where no SoC driver publishes it in /sys/devices/soc0/soc_id
+        kwargs["svr"] = int(svr, 0)
     return boards.open_board(**kwargs)
 
 
@@ -542,12 +547,52 @@ def _device_tree_base() -> str:
     for node in nodes:
         with contextlib.suppress(OSError):
             if b"fsl,sec-v4.0\x00" in node.read_bytes() + b"\x00":
-                reg = (node.parent / "reg").read_bytes()
-                return hex(int.from_bytes(reg[: len(reg) // 2], "big"))
+                return hex(_physical(node.parent))
     raise EngineError(
         "caam: no SEC/CAAM block on this machine (no fsl,sec-v4.0 node under "
         f"{DEVICE_TREE}); on a board give base=0x... (and unbind its job ring from caam_jr)"
     )
+
+
+def _physical(node: Path) -> int:
+    """The CPU physical address of ``node``'s first ``reg`` entry: the bus address translated
+    through each parent bus's ``ranges`` (QorIQ: the block's 0x300000 inside CCSR's window)."""
+    addr = _cells(node / "reg", 0, _count(node.parent, "#address-cells"))
+    bus = node.parent
+    while bus not in (DEVICE_TREE, bus.parent):  # up to the root, where addresses are the CPU's
+        if not (bus / "ranges").exists():
+            raise EngineError(f"caam: {bus} has no ranges to translate {addr:#x}: give base=0x...")
+        raw = (bus / "ranges").read_bytes()
+        inner, outer = _count(bus, "#address-cells"), _count(bus.parent, "#address-cells")
+        size = _count(bus, "#size-cells")
+        step = inner + outer + size
+        for at in range(0, len(raw) // 4 - step + 1, step):
+            child = _cells(raw, at, inner)
+            if child <= addr < child + _cells(raw, at + inner + outer, size):
+                addr += _cells(raw, at + inner, outer) - child
+                break
+        else:
+            if raw:  # an empty ranges is the identity
+                raise EngineError(f"caam: {addr:#x} is outside {bus}'s ranges: give base=0x...")
+        bus = bus.parent
+    return addr
+
+
+def _count(node: Path, name: str) -> int:
+    """``#address-cells`` / ``#size-cells`` in force below ``node``: its own, else the nearest
+    ancestor's, else 1 (as Linux reads them)."""
+    for at in (node, *node.parents):
+        if (at / name).exists():
+            return _cells(at / name, 0, 1)
+        if at == DEVICE_TREE:
+            break
+    return 1
+
+
+def _cells(raw: Path | bytes, at: int, n: int) -> int:
+    """``n`` big-endian 32-bit cells from cell ``at`` of a property (or its bytes) as one number."""
+    data = raw.read_bytes() if isinstance(raw, Path) else raw
+    return int.from_bytes(data[4 * at : 4 * (at + n)], "big")
 
 
 def _size(text: str) -> int:

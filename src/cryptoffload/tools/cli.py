@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -45,9 +45,16 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
 
 
 def _engine_rows(provider: Provider) -> list[dict[str, Any]]:
+    """Each engine's capabilities; with ``figures`` for an engine that keeps its own (the CAAM
+    driver's jobs, descriptor words, bytes each way...), beside the provider's counters."""
+    engines = {engine.name: engine for engine in provider.engines}
     rows = []
     for name, caps in provider.capabilities.items():
-        rows.append(_caps_row(name, caps))
+        row = _caps_row(name, caps)
+        figures = getattr(engines.get(name), "figures", None)
+        if isinstance(figures, Mapping) and figures:
+            row["figures"] = dict(figures)
+        rows.append(row)
     return rows
 
 
@@ -87,6 +94,10 @@ def cmd_engines(args: argparse.Namespace, console: Console) -> int:
         for row in rows:
             if row["algorithms"]:
                 console.print(f"[bold]{row['name']}[/] claims: " + ", ".join(row["algorithms"]))
+        for row in rows:
+            if "figures" in row:
+                figures = ", ".join(f"{k} {v}" for k, v in row["figures"].items())
+                console.print(f"{row['name']} figures: {figures}", markup=False, highlight=False)
     offloaders = [r for r in rows if r["name"] != "software" and r["available"]]
     if not offloaders:
         console.print(

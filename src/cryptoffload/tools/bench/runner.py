@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +63,38 @@ def _activity(provider: Provider, name: str, alg: str, before: dict) -> dict[str
     }
 
 
+def _figures_reader(provider: Provider, engine: str) -> Callable[[], dict[str, Any] | None]:
+    """What reads engine ``engine``'s own ``figures`` (None for an engine that keeps none)."""
+    found = next((e for e in provider.engines if e.name == engine), None)
+
+    def read() -> dict[str, Any] | None:
+        figures = getattr(found, "figures", None) if engine != SOFTWARE else None
+        return dict(figures) if isinstance(figures, Mapping) and figures else None
+
+    return read
+
+
+def figures_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """How an engine's figures moved over a row: each number's change (levels such as jobs in
+    flight or DMA memory in use too), a table of numbers (errors by status) by entry, leaving
+    out entries that did not move; anything else as it is after the row."""
+    out: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before.get(key)
+        if isinstance(value, (int, float)) and isinstance(old, (int, float)):
+            out[key] = value - old
+        elif isinstance(value, Mapping):
+            old = old if isinstance(old, Mapping) else {}
+            out[key] = {
+                k: v - old.get(k, 0)
+                for k, v in value.items()
+                if isinstance(v, (int, float)) and v != old.get(k, 0)
+            }
+        else:
+            out[key] = value
+    return out
+
+
 def measure_row(
     case: Case,
     provider: Provider,
@@ -79,14 +111,18 @@ def measure_row(
     if engine != SOFTWARE and (caps is None or case.algorithm not in caps.algorithms):
         row["note"] = "not claimed by the engine"
         return row
+    figures_of = _figures_reader(provider, engine)
     try:
         fn = case.build(provider, block)
         before = provider.counters.snapshot()
+        figures_before = figures_of()
         result = measure(fn, seconds, trials)
     except Exception as exc:  # a row that cannot run is reported, the run goes on
         row["note"] = f"failed: {type(exc).__name__}: {exc}"
         return row
     activity = _activity(provider, engine, case.algorithm, before)
+    if figures_before is not None:
+        row["figures"] = figures_change(figures_before, figures_of() or {})
     scale = block / MIB if case.bulk else 1.0
     rates = result.rates(scale)
     median, spread, noisy = summarize(rates)
