@@ -211,6 +211,10 @@ def test_pkha_clearmem_clears_the_selected_registers_or_all():
         (pkha.REDUCT, 0, PkhaRegisters(a=b"\x02"), status.ERR_PKDIVZRO),
         (pkha.EXPO, 0, PkhaRegisters(a=b"\x0d", n=b"\x0b", e=b"\x03"), status.ERR_PKAMEMSZ),
         (pkha.MOD_ADD, 0, PkhaRegisters(a=b"\x01", b=b"\x0c", n=b"\x0b"), status.ERR_PKBMEMSZ),
+        # An operand equal to the modulus is already out of range (A < N, B < N).
+        (pkha.EXPO, 0, PkhaRegisters(a=b"\x0b", n=b"\x0b", e=b"\x03"), status.ERR_PKAMEMSZ),
+        (pkha.MULT, 0, PkhaRegisters(a=b"\x02", b=b"\x0b", n=b"\x0b"), status.ERR_PKBMEMSZ),
+        (pkha.SUB_AB, 0, PkhaRegisters(a=b"\x0b", b=b"\x01", n=b"\x0b"), status.ERR_PKAMEMSZ),
         (pkha.INV, 0, PkhaRegisters(a=b"\x06", n=b"\x09"), status.ERR_PKDIVZRO),
         (0x0B, 0, PkhaRegisters(a=b"\x01", n=b"\x0b"), status.ERR_MODE),  # ECC_MULT
         (pkha.MULT, pkha.FLAG_IN_MONTY, PkhaRegisters(a=b"\x01", n=b"\x0b"), status.ERR_MODE),
@@ -226,6 +230,14 @@ def test_pkha_errors_are_ccb_pk_statuses(function, flags, regs, err):
     before = (regs.a, regs.b)
     assert run_pkha(function, flags, regs, index=INDEX) == 0x20000080 | INDEX << 8 | err
     assert (regs.a, regs.b) == before
+
+
+@pytest.mark.parametrize("function", [pkha.MOD_ADD, pkha.SUB_AB, pkha.MULT])
+def test_pkha_operands_just_below_the_modulus_are_accepted(function):
+    regs = PkhaRegisters(a=b"\x0a", b=b"\x0a", n=b"\x0b")
+    assert run_pkha(function, 0, regs, index=INDEX) == 0
+    expected = {pkha.MOD_ADD: 20 % 11, pkha.SUB_AB: 0, pkha.MULT: 100 % 11}[function]
+    assert regs.b == bytes([expected])
 
 
 def test_pkha_registers_repr_shows_lengths_only():

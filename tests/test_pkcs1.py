@@ -744,3 +744,38 @@ def test_pkcs1v15_crypt_vector_reproduces_published_ciphertext(example: Example)
     assert _raw_encrypt(k, em) == example.result
     decrypted = decrypt_with_raw(k.raw_private, k.bits, example.result, padding.PKCS1v15())
     assert decrypted == example.message
+
+
+def _pss_encoding_with_padding_byte(
+    digest: bytes, alg: hashes.HashAlgorithm, salt: bytes, em_bits: int, at: int, value: int
+) -> bytes:
+    """EMSA-PSS built by hand with byte ``at`` of the zero padding string set to ``value``."""
+    h_len = alg.digest_size
+    em_len = -(-em_bits // 8)
+    h = _digest(alg, b"\x00" * 8 + digest + salt)
+    ps = bytearray(em_len - len(salt) - h_len - 2)
+    ps[at] = value
+    db = bytes(ps) + b"\x01" + salt
+    masked = bytearray(a ^ b for a, b in zip(db, mgf1(h, len(db), alg), strict=True))
+    masked[0] &= 0xFF >> (8 * em_len - em_bits)
+    return bytes(masked) + h + b"\xbc"
+
+
+@pytest.mark.parametrize("value", [0x00, 0x01, 0x5A], ids=["zero", "one", "other"])
+def test_pss_padding_string_must_be_all_zero_like_openssl(key: Key, value: int) -> None:
+    alg = hashes.SHA256()
+    message = b"nonzero padding byte"
+    digest = _sha256(message)
+    em_bits = key.bits - 1
+    em = _pss_encoding_with_padding_byte(digest, alg, b"\x33" * 32, em_bits, at=3, value=value)
+    signature = i2osp(key.raw_private(os2ip(em)), key.size)
+    for salt in (32, padding.PSS.AUTO):
+        pad = padding.PSS(mgf=padding.MGF1(alg), salt_length=salt)
+        if value == 0:
+            key.private.public_key().verify(signature, message, pad, alg)
+            key.verify(signature, digest, pad, alg)
+            continue
+        with pytest.raises(InvalidSignature):
+            key.private.public_key().verify(signature, message, pad, alg)
+        with pytest.raises(InvalidSignature):
+            key.verify(signature, digest, pad, alg)
