@@ -371,3 +371,40 @@ def test_nothing_splices_by_default_and_hardware_choice_splices_only_device_driv
     aesni.probe()
     assert virtio._splice_algs == {"aes-128-cbc", "aes-192-cbc", "aes-256-cbc"}
     assert aesni._splice_algs == frozenset()
+
+
+@pytest.mark.parametrize("driver", [VIRTIO, "cbc-aes-aesni"])
+def test_forked_child_uses_sockets_of_its_own_and_the_parent_keeps_its(driver):
+    import os
+    import pickle
+
+    provider = pinned(driver)
+    key, iv, data = bytes(range(16)), bytes(16), bytes(range(256)) * 4
+
+    def encrypt() -> bytes:
+        enc = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor()
+        return enc.update(data) + enc.finalize()
+
+    want = encrypt()
+    engine = provider.engines[0]
+    inherited = {sock.fileno() for sock in engine._sockets}
+    assert inherited
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            answer = encrypt()
+            own = {sock.fileno() for sock in engine._sockets}
+            with os.fdopen(write_end, "wb") as out:
+                pickle.dump((answer, engine_ops(provider, "aes-128-cbc"), own), out)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as got:
+        answer, child_ops, child_fds = pickle.load(got)
+    os.waitpid(pid, 0)
+    assert answer == want
+    assert child_ops == 2  # the child's counters go on from the parent's, through the engine
+    assert child_fds  # the child bound and accepted sockets of its own
+    assert encrypt() == want
+    assert engine_ops(provider, "aes-128-cbc") == 2

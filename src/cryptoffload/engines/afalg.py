@@ -12,11 +12,12 @@ import errno
 import os
 import socket
 import threading
+import weakref
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
 
-from cryptoffload.engines import _splice, procfs
+from cryptoffload.engines import _fork, _splice, procfs
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import EngineError, Unavailable
 
@@ -150,6 +151,10 @@ class AfalgEngine:
         self._tfms: collections.OrderedDict[tuple, socket.socket] = collections.OrderedDict()
         self._lock = threading.Lock()
         self._local = _ThreadSockets()
+        #: Every socket this engine opened and has not closed, whichever thread holds it: a
+        #: forked child closes its copies of them all (see _after_fork_in_child).
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        _fork.watch(self)
 
     # -- discovery ---------------------------------------------------------------------------------
 
@@ -229,6 +234,7 @@ class AfalgEngine:
         if tfm is not None:
             return tfm
         tfm = socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET)
+        self._sockets.add(tfm)
         try:
             tfm.bind((kind, name))
             if key is not None:
@@ -250,7 +256,9 @@ class AfalgEngine:
         local = self._local
         sock = local.ops.get(tfm)
         if sock is None:
-            sock = local.keep(local.ops, tfm, tfm.accept()[0])
+            sock = tfm.accept()[0]
+            self._sockets.add(sock)
+            local.keep(local.ops, tfm, sock)
         local.current = tfm
         return sock
 
@@ -262,6 +270,7 @@ class AfalgEngine:
             sock = self._tfm(alg, key).accept()[0]
         except OSError as exc:
             raise _declined(exc) from None
+        self._sockets.add(sock)
         return self._local.keep(self._local.fast, (alg, key), sock)
 
     def close(self) -> None:
@@ -272,6 +281,21 @@ class AfalgEngine:
             self._tfms.clear()
         # This thread's operation sockets and pipe (other threads' go when their thread ends).
         self._local.close()
+
+    def _after_fork_in_child(self) -> None:
+        """In a forked child: close the child's copies of every inherited socket (the parent's
+        stay open: they are its descriptors) and start with empty caches, so the child binds
+        transforms and accepts operation sockets of its own and never interleaves its requests
+        with the parent's on one kernel context."""
+        self._lock = threading.Lock()
+        for sock in list(self._sockets):
+            sock.close()
+        self._sockets = weakref.WeakSet()
+        self._tfms = collections.OrderedDict()
+        pipe = getattr(self._local, "pipe", None)
+        if pipe is not None:
+            pipe.close()
+        self._local = _ThreadSockets()
 
     # -- operations ----------------------------------------------------------------------------
 

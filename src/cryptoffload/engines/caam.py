@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 from cryptoffload.blocks import pkcs1
 from cryptoffload.blocks.curves import CURVES, by_cryptography
 from cryptoffload.devicekey import DeviceKey, DeviceKeyError
+from cryptoffload.engines import _fork
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import EngineError, Unavailable
 from cryptoffload.names import FFDHE_NAMES, RSA_SIZES
@@ -54,6 +55,9 @@ class CaamEngine:
         self._claimed: frozenset[str] = frozenset()
         self._lock = threading.Lock()
         self._black: dict[DeviceKey, Any] = {}  # device keys opened into black keys, by key
+        #: Why ops are declined once the driver is gone (closed, or this is a forked child).
+        self._gone = "the engine was closed or never probed"
+        _fork.watch(self)
 
     def __repr__(self) -> str:
         return f"<CaamEngine {self.name}>"
@@ -161,6 +165,19 @@ class CaamEngine:
         if transport is not None:
             transport.close()
 
+    def _after_fork_in_child(self) -> None:
+        """In a forked child the ring, its registers and its DMA memory stay the parent's: the
+        child forgets them without a word to the block (closing would reset the parent's ring)
+        and declines every op from then on; software answers in the child."""
+        self._lock = threading.Lock()
+        if self._driver is not None:
+            self._gone = (
+                f"this process is a fork of the one that holds the {self.name} job ring; a "
+                "child never shares the ring with its parent"
+            )
+        self._driver = self._transport = None
+        self._black = {}
+
     # -- operations --------------------------------------------------------------------------
 
     def run(self, op: Op) -> Any:
@@ -204,7 +221,7 @@ class CaamEngine:
     def _ready(self, op: Op) -> Any:
         driver = self._driver
         if driver is None:
-            raise Unavailable("no-device", "the engine was closed or never probed")
+            raise Unavailable("no-device", self._gone)
         if op.alg not in self._claimed:
             raise Unavailable("unsupported", op.alg)
         return driver
