@@ -23,7 +23,7 @@ Devices (``--device``); the device's job time is timed apart on every call and s
 The driver column is the best of ``--rounds`` passes of total minus device time. The split
 comes from one more pass timed phase by phase (so it carries the timer's own cost):
   build   job words from the template; the shared descriptor's address from the cache
-  copy    regions allocated, input copied in; the output read back and the regions freed
+  copy    regions allocated, input copied in; the output read back and the regions wiped and freed
           (the transport's read and free inside the reap, timed on the transport)
   submit  submit / submit_many: descriptor slot, IRSAR, ring entries, IRJAR
   wait    wait(): ORSFR, the output entries, ORJRR, completions matched (less the copy-out)

@@ -195,3 +195,49 @@ def test_caam_engine_errors_and_figures_hold_no_key_after_faults(spec, caplog):
     shown = repr(engine.figures) + provider.counters.to_json() + caplog.text
     assert_hidden(shown, f"{spec} figures, counters and log after a fault")
     provider.close()
+
+
+@pytest.mark.parametrize("part", ["t2080", "imx7d"])
+def test_caam_dma_regions_are_zero_when_freed(part):
+    """Every DMA region a job used (plaintext, key parts such as RSA d, p and q, results) is
+    wiped before it goes back to the pool: on a board the pool is physical memory."""
+    from cryptography.hazmat.primitives.asymmetric import padding
+
+    from cryptoffload import rsa
+    from cryptoffload.hashes import SHA256 as OUR_SHA256
+
+    provider = Provider([f"caam:model={part}"], policy=Policy(min_size={"*": 0}))
+    engine = provider.engines[0]
+    transport = engine._transport
+    memory = transport.model.memory
+    real_free = transport.free
+    dirty: list[int] = []
+    freed = {"n": 0}
+
+    def checked_free(phys: int) -> None:
+        region = memory._regions.get(phys)
+        if region is not None and any(region):
+            dirty.append(phys)
+        freed["n"] += 1
+        real_free(phys)
+
+    transport.free = checked_free
+    gcm = AESGCM(PLANTED, provider=provider)
+    sealed = gcm.encrypt(bytes(12), b"plaintext" * 50, b"aad")
+    assert gcm.decrypt(bytes(12), sealed, b"aad") == b"plaintext" * 50
+    with pytest.raises(InvalidTag):
+        gcm.decrypt(bytes(12), sealed[:-1] + bytes([sealed[-1] ^ 1]), b"aad")
+    enc = Cipher(algorithms.AES(PLANTED_256), modes.CBC(bytes(16)), provider=provider).encryptor()
+    enc.update(bytes(4096))
+    HMAC(PLANTED, SHA256(), provider=provider).update(b"m" * 300)
+    assert gcm.encrypt_many([(bytes(12), b"a" * 64, None), (bytes([1] * 12), b"b" * 64, None)])
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048, provider=provider)
+    key.sign(b"message", padding.PKCS1v15(), OUR_SHA256())
+    ec_key = ec.generate_private_key(ec.SECP256R1(), provider=provider)
+    ec_key.sign(b"message", ec.ECDSA(OUR_SHA256()))
+    ec_key.exchange(ec.ECDH(), ec.generate_private_key(ec.SECP256R1()).public_key())
+    counts = provider.counters.snapshot()[engine.name]
+    assert counts["rsa-2048-private"]["ops"] >= 1 and counts["ecdh-p256"]["ops"] >= 1
+    assert freed["n"] > 10
+    assert dirty == [], f"{len(dirty)} of {freed['n']} regions went back to the pool unwiped"
+    provider.close()

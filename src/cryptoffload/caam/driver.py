@@ -10,7 +10,7 @@ from typing import Any
 
 from cryptoffload.caam import regs, rngboot
 from cryptoffload.caam.builder import DescriptorBuilder
-from cryptoffload.caam.inflight import InFlight
+from cryptoffload.caam.inflight import InFlight, wipe
 from cryptoffload.caam.jobs import (
     FLUSHED,
     CaamError,
@@ -235,9 +235,11 @@ class Driver(InFlight):
         self.transport.read_into(phys, out)
 
     def free(self, phys: int) -> None:
-        """Return a region from ``alloc`` or ``put``."""
-        if self._regions.pop(phys, None) is None:
+        """Return a region from ``alloc`` or ``put``, wiped first."""
+        size = self._regions.pop(phys, None)
+        if size is None:
             raise ValueError(f"0x{phys:x} is not DMA memory this driver allocated")
+        wipe(self.transport, phys, size)
         self.transport.free(phys)
 
     # Shared descriptors ---------------------------------------------------------------------
@@ -407,9 +409,10 @@ class Driver(InFlight):
             self._shared.clear()
         for entry in entries:
             self._wipe_free(entry.phys, entry.size)
-        left = list(self._regions)
+        left = list(self._regions.items())
         self._regions.clear()
-        for phys in left:
+        for phys, size in left:
+            wipe(self.transport, phys, size)
             self.transport.free(phys)
         self.transport.write(self._ring.slots, bytes(self._depth * DESC_BYTES))
         self._ring.close()

@@ -25,6 +25,24 @@ from cryptoffload.caam.ring import DESC_BYTES, JobRing, RingStuck
 __all__ = ["RING_ERRORS", "InFlight"]
 
 _JOB_HEADER = 0x16  # HEADER command, bits 31:27
+#: Zeros written over a region before it is freed (in pieces of this size, no allocation):
+#: a job's regions hold plaintext, key parts (RSA d, p, q...) and results, and a board's DMA
+#: pool is physical memory that outlives the process.
+_ZERO_CHUNK = 64 * 1024
+_ZEROS = memoryview(bytes(_ZERO_CHUNK))
+
+
+def wipe(transport: Any, phys: int, size: int) -> None:
+    """Overwrite ``size`` bytes of DMA memory at ``phys`` with zeros."""
+    write, chunk = transport.write, len(_ZEROS)
+    while size > chunk:
+        write(phys, _ZEROS)
+        phys += chunk
+        size -= chunk
+    if size > 0:
+        write(phys, _ZEROS[:size])
+
+
 #: JRINTR error types, as Linux's regs.h names them.
 RING_ERRORS = {
     regs.JR_ERR_WRITE: "write error",
@@ -74,7 +92,7 @@ class InFlight:
 
     def _wipe_free(self, phys: int, size: int) -> None:
         """Overwrite a region that may hold a key, then free it."""
-        self.transport.write(phys, bytes(size))
+        wipe(self.transport, phys, size)
         self._regions.pop(phys, None)
         self.transport.free(phys)
 
@@ -176,7 +194,9 @@ class InFlight:
         if not done:
             return 0
         in_flight, slots = self._in_flight, self._ring.free_slots
-        regions, free, read = self._regions, self.transport.free, self.transport.read
+        transport = self.transport
+        regions, free, read, write = self._regions, transport.free, transport.read, transport.write
+        zeros = _ZEROS
         moved = 0
         for desc, word in done:
             job = in_flight.pop(desc, None)
@@ -202,7 +222,11 @@ class InFlight:
                     job.outputs.append(out)
                     moved += len(out)
             for phys in job.owned:
-                regions.pop(phys, None)
+                size = regions.pop(phys, 0)
+                if size <= _ZERO_CHUNK:  # the common case, inline
+                    write(phys, zeros[:size])
+                else:
+                    wipe(transport, phys, size)
                 free(phys)
             job.owned = ()
             job.status = 0
@@ -234,7 +258,7 @@ class InFlight:
                     outs.append(out)
                     self._bytes_out.append(len(out))
         if job.owned:
-            self._release(job, wipe=bool(word))
+            self._release(job)
         if job.shared is not None:
             entry = job.shared
             entry.refs -= 1
@@ -246,12 +270,13 @@ class InFlight:
         else:
             job.error = error
 
-    def _release(self, job: Job, *, wipe: bool = False) -> None:
+    def _release(self, job: Job) -> None:
+        """A job's regions wiped and freed (whatever its status: they held its data)."""
         regions, transport = self._regions, self.transport
         for phys in job.owned:
             size = regions.pop(phys, 0)
-            if wipe and size:
-                transport.write(phys, bytes(size))
+            if size:
+                wipe(transport, phys, size)
             transport.free(phys)
         job.owned = ()
 
