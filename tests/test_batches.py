@@ -104,3 +104,26 @@ def test_digest_many_and_hmac_digest_many_match_hashlib(provider):
     assert tags == [std_hmac.digest(KEY, m, "sha384") for m in messages]
     bad = hashes.digest_many([b"ok", 5], hashes.SHA256(), provider=provider)
     assert bad[0] == hashlib.sha256(b"ok").digest() and isinstance(bad[1], TypeError)
+
+
+@pytest.mark.parametrize("part", ["t2080", "imx7d"])
+def test_a_failed_tag_in_a_batch_is_the_engines_answer_not_a_fault(part):
+    """The ring checks every tag: a bad one is that item's InvalidTag, counted as the engine's
+    op (no fault, no software rerun), beside the good items."""
+    provider = Provider([f"caam:model={part}"], policy=ALL)
+    gcm = AESGCM(KEY, provider=provider)
+    items = _items(4)
+    sealed = gcm.encrypt_many(items)
+    altered = bytearray(sealed[2])
+    altered[-1] ^= 1
+    sealed[2] = bytes(altered)
+    answers = gcm.decrypt_many([(n, s, a) for (n, _, a), s in zip(items, sealed, strict=True)])
+    assert isinstance(answers[2], InvalidTag)
+    assert [a for i, a in enumerate(answers) if i != 2] == [
+        d for i, (_, d, _) in enumerate(items) if i != 2
+    ]
+    cells = provider.counters.snapshot()
+    engine = cells[provider.engines[0].name]["aes-128-gcm"]
+    assert (engine["ops"], engine["faults"], engine["declined"]) == (8, 0, {})
+    assert cells.get("software", {}).get("aes-128-gcm", {}).get("ops", 0) == 0
+    provider.close()

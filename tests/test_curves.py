@@ -217,3 +217,18 @@ def test_toy_curve_subgroup_check_not_fooled_by_reduction() -> None:
     while odd_part % 2 == 0:
         odd_part //= 2
     assert point_mul(toy, odd_part, (0, 0)) == (0, 0)
+
+
+@pytest.mark.parametrize("name", ["p192", "p256", "p384", "p521"])
+def test_peer_coordinates_equal_to_p_are_out_of_range_even_when_they_reduce_onto_the_curve(name):
+    """(0, y0) lies on these curves (b is a square mod p); (p, y0) is the same point mod p but
+    not a field element, and SP 800-56A refuses it before any arithmetic."""
+    from cryptoffload import validate
+
+    curve = CURVES[name]
+    y0 = pow(curve.b, (curve.p + 1) // 4, curve.p)  # p = 3 mod 4: the square root of b
+    assert is_on_curve(curve, 0, y0)
+    validate.ec_public_point(curve, 0, y0)
+    for x, y in ((curve.p, y0), (0, y0 + curve.p), (curve.p, curve.p - y0)):
+        with pytest.raises(ValueError, match="out of range"):
+            validate.ec_public_point(curve, x, y)
