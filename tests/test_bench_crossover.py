@@ -161,3 +161,13 @@ def test_engine_rows_without_a_speed_do_not_promise_ratios():
     report.print_sweep(result, console)
     assert "engine/software" not in console.export_text()
     assert "no engine measured" in plot.sweep_figure(result).get_suptitle()
+
+
+def test_a_tie_counts_as_the_engine_keeping_up_not_as_a_gap_in_the_data():
+    """A ratio of exactly 1 is "as fast as software": a curve that ties at the smallest size
+    and wins above it always pays; one that ties and then loses never crosses upwards."""
+    assert sweep.crossover([(64, 1.0), (1024, 1.5), (16384, 2.0)]) == {
+        "size": 64,
+        "kind": "always",
+    }
+    assert sweep.crossover([(64, 1.0), (1024, 0.5)])["kind"] == "falls"

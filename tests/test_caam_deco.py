@@ -445,6 +445,37 @@ def test_hmac_raw_key(bench: Bench, name: str, keylen: int) -> None:
     assert bench.read(p_mac, size) == hmac.new(key, msg, name).digest()
 
 
+FIFO_LOAD_MSG2 = 0x24100000  # class-2 message, more to come
+FIFO_LOAD_ICV_LAST2 = 0x243C0000
+
+
+@pytest.mark.parametrize("name", ["sha1", "sha256", "sha512"])
+@pytest.mark.parametrize("flip", [None, 0, -1], ids=["right", "first-byte", "last-byte"])
+def test_hmac_icv_check_passes_the_right_tag_and_fails_any_altered_byte(
+    bench: Bench, name: str, flip: int | None
+) -> None:
+    """OPERATION with ICV on (decrypt): the MDHA compares its MAC with the ICV loaded after the
+    message; a mismatch anywhere in it is CCB MD ICV, pointing at the ICV FIFO LOAD."""
+    key, msg = os.urandom(32), os.urandom(100)
+    tag = bytearray(hmac.new(key, msg, name).digest())
+    if flip is not None:
+        tag[flip] ^= 0x01
+    op_check = ((OP_HASH[name] | OP_HMAC_BIT) & ~1) | 2  # decrypt, ICV on
+    result = bench.run(
+        KEY_C2 | len(key),
+        bench.buf(key),
+        op_check,
+        FIFO_LOAD_MSG2 | len(msg),
+        bench.buf(msg),
+        FIFO_LOAD_ICV_LAST2 | len(tag),
+        bench.buf(bytes(tag)),
+    )
+    if flip is None:
+        assert result.status == 0
+    else:
+        assert result.status == status.ccb(status.CHA_MD, status.ERR_ICVCHK, 6)
+
+
 def test_hash_with_ext_length_over_64k(bench: Bench) -> None:
     msg = os.urandom(100_000)  # more than a 16-bit FIFO LOAD length can say
     p_digest = bench.buf(32)

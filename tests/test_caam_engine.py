@@ -832,3 +832,22 @@ def test_selftest_passes_on_the_imx7d_model(capsys):
     assert {"aes-128-gcm", "sha256", "rsa-2048-private", "ecdh-p256"} <= {
         r["algorithm"] for r in mine
     }
+
+
+@pytest.mark.parametrize("part", ["t2080", "imx7d"])
+@pytest.mark.parametrize("tag_length", [16, 12, 4])
+def test_every_byte_of_a_gcm_tag_is_checked_by_the_block(part, tag_length):
+    """An altered bit in any byte of the tag, first to last, is InvalidTag from the engine
+    (counted as its op, never a fault) with no plaintext."""
+    provider = Provider([f"caam:model={part}"], policy=Policy(min_size={"*": 0}))
+    key, nonce = bytes(range(16)), bytes(12)
+    gcm = AESGCM(key, tag_length=tag_length, provider=provider)
+    sealed = gcm.encrypt(nonce, b"every tag byte counts" * 3, b"aad")
+    for i in range(len(sealed) - tag_length, len(sealed)):
+        altered = bytearray(sealed)
+        altered[i] ^= 0x80
+        with pytest.raises(InvalidTag):
+            gcm.decrypt(nonce, bytes(altered), b"aad")
+    cell = provider.counters.snapshot()[provider.engines[0].name]["aes-128-gcm"]
+    assert (cell["ops"], cell["faults"]) == (1 + tag_length, 0)
+    provider.close()

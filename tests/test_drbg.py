@@ -51,10 +51,14 @@ def test_child_after_fork_does_not_repeat_the_parent_stream():
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
-        os.write(write, d.random_bytes(32))
-        os._exit(0)
+        try:  # whatever happens, the child must not go on running the test session
+            os.write(write, d.random_bytes(32))
+        finally:
+            os._exit(0)
+    os.close(write)
     os.waitpid(pid, 0)
-    child = os.read(read, 32)
+    child = os.read(read, 64)
+    assert len(child) == 32, "the child could not draw from its DRBG"
     assert child != d.random_bytes(32)
 
 
