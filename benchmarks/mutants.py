@@ -241,10 +241,18 @@ MUTANTS = [
     m(
         "model-gcm-icv",
         "caam/model/cha.py",
+        "if not hmac.compare_digest(tag[: len(self._icv)], self._icv):",
+        "if not hmac.compare_digest(tag[: len(self._icv) - 1], self._icv[:-1]):",
+        "tests/test_caam_model.py tests/test_caam_engine.py tests/test_caam_linux.py",
+        "GCM ICV check skips the last tag byte",
+    ),
+    m(
+        "model-ccm-icv",
+        "caam/model/cha.py",
         "if not hmac.compare_digest(self._tag[: len(self._icv)], self._icv):",
         "if not hmac.compare_digest(self._tag[: len(self._icv) - 1], self._icv[:-1]):",
         "tests/test_caam_model.py tests/test_caam_engine.py tests/test_caam_linux.py",
-        "GCM ICV check skips the last tag byte",
+        "CCM ICV check skips the last tag byte",
     ),
     m(
         "model-hmac-icv",

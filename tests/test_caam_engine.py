@@ -835,19 +835,26 @@ def test_selftest_passes_on_the_imx7d_model(capsys):
 
 
 @pytest.mark.parametrize("part", ["t2080", "imx7d"])
-@pytest.mark.parametrize("tag_length", [16, 12, 4])
-def test_every_byte_of_a_gcm_tag_is_checked_by_the_block(part, tag_length):
-    """An altered bit in any byte of the tag, first to last, is InvalidTag from the engine
-    (counted as its op, never a fault) with no plaintext."""
+@pytest.mark.parametrize(
+    ("mode", "tag_length"), [("gcm", 16), ("gcm", 12), ("gcm", 4), ("ccm", 16), ("ccm", 8)]
+)
+def test_every_byte_of_an_aead_tag_is_checked_by_the_block(part, mode, tag_length):
+    """An altered bit in any byte of a GCM or CCM tag, first to last, is InvalidTag from the
+    engine (counted as its op, never a fault) with no plaintext."""
+    from cryptoffload.aead import AESCCM
+
     provider = Provider([f"caam:model={part}"], policy=Policy(min_size={"*": 0}))
-    key, nonce = bytes(range(16)), bytes(12)
-    gcm = AESGCM(key, tag_length=tag_length, provider=provider)
-    sealed = gcm.encrypt(nonce, b"every tag byte counts" * 3, b"aad")
+    key = bytes(range(16))
+    if mode == "gcm":
+        aead, nonce = AESGCM(key, tag_length=tag_length, provider=provider), bytes(12)
+    else:
+        aead, nonce = AESCCM(key, tag_length=tag_length, provider=provider), bytes(13)
+    sealed = aead.encrypt(nonce, b"every tag byte counts" * 3, b"aad")
     for i in range(len(sealed) - tag_length, len(sealed)):
         altered = bytearray(sealed)
         altered[i] ^= 0x80
         with pytest.raises(InvalidTag):
-            gcm.decrypt(nonce, bytes(altered), b"aad")
-    cell = provider.counters.snapshot()[provider.engines[0].name]["aes-128-gcm"]
+            aead.decrypt(nonce, bytes(altered), b"aad")
+    cell = provider.counters.snapshot()[provider.engines[0].name][f"aes-128-{mode}"]
     assert (cell["ops"], cell["faults"]) == (1 + tag_length, 0)
     provider.close()
