@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
+import cryptodev_standin
 import pytest
 from doubles import ChaosEngine, TakeAllEngine
 
@@ -28,19 +32,49 @@ def _caam(part: str):
     return make
 
 
+def _cryptodev() -> Provider:
+    # The stand-in of /dev/crypto stays in place until the test ends (see the fixture below).
+    cryptodev_standin.install()
+    return Provider(["cryptodev"], policy=cryptoffload.Policy(min_size={"*": 0}))
+
+
+def _cryptodev_device() -> Provider:
+    return Provider(["cryptodev:any"], policy=cryptoffload.Policy(min_size={"*": 0}))
+
+
+def has_dev_crypto() -> bool:
+    """True where /dev/crypto opens (cryptodev-linux loaded: a board, the rig's guest)."""
+    try:
+        os.close(os.open("/dev/crypto", os.O_RDWR))
+    except OSError:
+        return False
+    return True
+
+
 #: The engine sets every vector suite runs through: software alone, an engine that takes every
 #: op it claims (RSA through the raw-exponent path), one that declines and faults at random, and
-#: the CAAM engine on the model of a QorIQ part (big-endian) and of an i.MX part (little-endian).
+#: the CAAM engine on the model of a QorIQ part (big-endian) and of an i.MX part (little-endian),
+#: and the cryptodev engine over an in-process stand-in of /dev/crypto (tests/cryptodev_standin.py).
 ENGINE_SETS = {
     "software": _software,
     "takeall": _takeall,
     "chaos": _chaos,
     "caam-t2080": _caam("t2080"),
     "caam-imx7d": _caam("imx7d"),
+    "cryptodev": _cryptodev,
 }
+if has_dev_crypto():  # and the real device, software drivers included, where there is one
+    ENGINE_SETS["cryptodev-device"] = _cryptodev_device
 
 
 @pytest.fixture(params=list(ENGINE_SETS), ids=list(ENGINE_SETS))
 def provider(request: pytest.FixtureRequest) -> Provider:
     """A fresh provider for each engine set; its counters start at zero."""
     return ENGINE_SETS[request.param]()
+
+
+@pytest.fixture(autouse=True)
+def _cryptodev_standin_removed() -> Iterator[None]:
+    """Whatever a test installed in place of /dev/crypto is taken away when it ends."""
+    yield
+    cryptodev_standin.uninstall()

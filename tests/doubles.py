@@ -208,8 +208,11 @@ class StreamingEngine(TakeAllEngine):
         import hashlib
         import hmac
 
+        from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
         from cryptography.hazmat.primitives import cmac
         from cryptography.hazmat.primitives.ciphers import algorithms
+
+        from cryptoffload.names import HASH_NAMES, XOF_NAMES
 
         self.calls["open"] = self.calls.get("open", 0) + 1
         if self.fail_at.get("open") == self.calls["open"]:
@@ -217,15 +220,16 @@ class StreamingEngine(TakeAllEngine):
         if self.fail_at.get("open-fault") == self.calls["open"]:
             self.injected += 1
             raise OSError(errno.EIO, "injected open fault")
-        if op.alg.startswith("gmac-"):
-            raise Unavailable("streaming", "no running GMAC state")
+        if op.alg.startswith("gmac-") or op.alg in XOF_NAMES:
+            raise Unavailable("streaming", "no running GMAC or SHAKE state")
         self.opened += 1
         if op.alg.startswith("hmac-"):
-            state: Any = hmac.new(op.key, digestmod=op.alg[5:])
+            state: Any = hmac.new(op.key, digestmod=HASH_NAMES[op.alg[5:]])
         elif op.alg.startswith("cmac-"):
-            state = cmac.CMAC(algorithms.AES(op.key))
+            block = TripleDES(op.key) if op.alg == "cmac-3des" else algorithms.AES(op.key)
+            state = cmac.CMAC(block)
         else:
-            state = hashlib.new(op.alg)
+            state = hashlib.new(HASH_NAMES[op.alg])
         return _SoftStream(state, self)
 
 

@@ -13,4 +13,7 @@ EC_PEER = ec.generate_private_key(ec.SECP256R1()).public_key()
 DH_PARAMS = dh.DHParameterNumbers(dh.group("ffdhe2048").p, 2).parameters()
 DH_KEY = DH_PARAMS.generate_private_key()
 DH_PEER = DH_PARAMS.generate_private_key().public_key()
+#: What a DhOp carries: the key records of blocks.ffdh (FFDH does not use `cryptography`).
+DH_RAW = DH_KEY.to_cryptography()
+DH_PEER_RAW = DH_PEER.to_cryptography()
 OAEP = padding.OAEP(padding.MGF1(hashes.SHA256()), hashes.SHA256(), None)

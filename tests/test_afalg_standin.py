@@ -19,6 +19,7 @@ import threading
 
 import pytest
 from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
 from cryptography.hazmat.primitives import cmac as std_cmac
 from cryptography.hazmat.primitives.ciphers import Cipher, aead, algorithms, modes
 
@@ -33,6 +34,7 @@ from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
 from cryptoffload.hashes import SHA256, Hash
 from cryptoffload.hmac import HMAC
+from cryptoffload.names import HASH_NAMES
 from cryptoffload.ops import AeadOp, CipherOp, HashOp, MacOp, RngOp
 
 MSG_MORE = socket.MSG_MORE
@@ -49,6 +51,7 @@ class CipherSocket:
 
     def __init__(self, alg: str, key: bytes, fail: BaseException | None = None) -> None:
         self.mode = alg.rsplit("-", 1)[1]
+        self.tdes = alg.startswith("3des-")
         self.key = key
         self.fail = fail
         self.calls: list[dict] = []
@@ -58,7 +61,7 @@ class CipherSocket:
 
     def sendmsg_afalg(self, msg=None, *, op, iv=None, assoclen=None, flags=0) -> int:
         assert not self.closed
-        if iv is not None and len(iv) != (0 if self.mode == "ecb" else 16):
+        if iv is not None and len(iv) != (0 if self.mode == "ecb" else 8 if self.tdes else 16):
             raise OSError(errno.EINVAL, "the IV must be as long as the mode's")  # as af_alg
         data = b"".join(bytes(m) for m in msg or [])
         self.calls.append({"op": op, "iv": iv, "flags": flags, "len": len(data)})
@@ -91,7 +94,8 @@ class CipherSocket:
         data, self.pending = self.pending[:n], self.pending[n:]
         mode_class = getattr(our_modes, self.mode.upper())  # CFB and OFB from `decrepit`
         mode = mode_class() if self.mode == "ecb" else mode_class(self.iv)
-        cipher = Cipher(algorithms.AES(self.key), mode)
+        block = TripleDES(self.key) if self.tdes else algorithms.AES(self.key)
+        cipher = Cipher(block, mode)
         ctx = cipher.encryptor() if self.op == afalg._ENCRYPT else cipher.decryptor()
         return ctx.update(data) + ctx.finalize()
 
@@ -124,7 +128,11 @@ class AeadSocket:
         aad, body, t = self.request[: self.assoclen], self.request[self.assoclen :], self.authsize
         encrypt = self.op == afalg._ENCRYPT
         try:
-            if self.alg.endswith("-ccm"):
+            if self.alg == "chacha20-poly1305":
+                chacha = aead.ChaCha20Poly1305(self.key)
+                fn = chacha.encrypt if encrypt else chacha.decrypt
+                answer = fn(self.iv, body, aad)
+            elif self.alg.endswith("-ccm"):
                 nonce = self.iv[1 : 15 - self.iv[0]]  # the counter block's flags say L
                 ccm = aead.AESCCM(self.key, tag_length=t)
                 answer = ccm.encrypt(nonce, body, aad) if encrypt else ccm.decrypt(nonce, body, aad)
@@ -226,11 +234,12 @@ class Transform:
         elif alg == "drbg":
             sock = RngSocket()
         elif alg.startswith("hmac-"):
-            sock = HashSocket(self, std_hmac.new(self.key, digestmod=alg[5:]))
+            sock = HashSocket(self, std_hmac.new(self.key, digestmod=HASH_NAMES[alg[5:]]))
         elif alg.startswith("cmac-"):
-            sock = HashSocket(self, std_cmac.CMAC(algorithms.AES(self.key)))
+            block = TripleDES(self.key) if alg == "cmac-3des" else algorithms.AES(self.key)
+            sock = HashSocket(self, std_cmac.CMAC(block))
         else:
-            sock = HashSocket(self, hashlib.new(alg))
+            sock = HashSocket(self, hashlib.new(HASH_NAMES[alg]))
         self.accepted.append(sock)
         return sock, None
 
@@ -766,3 +775,43 @@ def test_update_into_through_the_engine_writes_the_kernels_answer_in_place():
         n = ours.update_into(b"p" * 4096, buf)
         assert bytes(buf[:n]) == theirs.update(b"p" * 4096)
     assert provider.counters.snapshot()[engine.name]["aes-128-cbc"]["ops"] == 3
+
+
+# -- the kernel names of the algorithms added for drop-in use --------------------------------------
+
+ADDED = {
+    "aes-128-xts": lambda: CipherOp("aes-128-xts", "encrypt", KEY + IV, IV, bytes(range(40))),
+    "aes-256-xts": lambda: CipherOp("aes-256-xts", "decrypt", KEY * 2 + IV * 2, IV, bytes(48)),
+    "3des-cbc": lambda: CipherOp("3des-cbc", "encrypt", KEY + IV[:8], IV[:8], bytes(range(24))),
+    "3des-ecb": lambda: CipherOp("3des-ecb", "decrypt", KEY + IV[:8], None, bytes(range(16))),
+    "chacha20-poly1305": lambda: AeadOp(
+        "chacha20-poly1305", "encrypt", KEY * 2, IV[:12], b"payload", b"header", 16
+    ),
+    "sha3-256": lambda: HashOp("sha3-256", "digest", b"message"),
+    "sha3-512": lambda: HashOp("sha3-512", "digest", b"message"),
+    "blake2b": lambda: HashOp("blake2b", "digest", b"message"),
+    "sm3": lambda: HashOp("sm3", "digest", b"message"),
+    "md5": lambda: HashOp("md5", "digest", b"message"),
+    "hmac-sha3-384": lambda: MacOp("hmac-sha3-384", "mac", KEY, b"message"),
+    "hmac-md5": lambda: MacOp("hmac-md5", "mac", KEY, b"message"),
+    "hmac-sm3": lambda: MacOp("hmac-sm3", "mac", KEY, b"message"),
+    "cmac-3des": lambda: MacOp("cmac-3des", "mac", KEY + IV[:8], b"message"),
+}
+
+
+def test_the_added_algorithms_have_their_kernel_names():
+    assert set(ADDED) <= set(afalg.KERNEL_NAMES)
+    assert afalg.KERNEL_NAMES["aes-256-xts"] == ("skcipher", "xts(aes)")
+    assert afalg.KERNEL_NAMES["chacha20-poly1305"] == ("aead", "rfc7539(chacha20,poly1305)")
+    assert afalg.KERNEL_NAMES["blake2b"] == ("hash", "blake2b-512")
+    assert afalg.KERNEL_NAMES["cmac-3des"] == ("hash", "cmac(des3_ede)")
+
+
+@pytest.mark.parametrize("alg", list(ADDED))
+def test_the_added_algorithms_answer_through_the_engine_as_software_does(alg):
+    from cryptoffload.engines.software import SoftwareEngine
+    from cryptoffload.validate import validate_op
+
+    op = ADDED[alg]()
+    validate_op(op)
+    assert stand_in_engine(alg).run(op) == SoftwareEngine().run(op)

@@ -20,8 +20,7 @@ from cryptography.exceptions import (
     InvalidTag,
     UnsupportedAlgorithm,
 )
-from cryptography.hazmat.decrepit.ciphers.algorithms import Camellia
-from cryptography.hazmat.decrepit.ciphers.modes import CFB8
+from cryptography.hazmat.decrepit.ciphers.algorithms import Camellia, TripleDES
 from cryptography.hazmat.primitives import hashes as _hashes
 from cryptography.hazmat.primitives.asymmetric import ec as _ec
 from cryptography.hazmat.primitives.asymmetric import padding
@@ -33,6 +32,7 @@ from cryptography.hazmat.primitives.ciphers import modes as _modes
 
 from cryptoffload import Provider, dh, ec, modes, ops, rsa, validate
 from cryptoffload.aead import AESCCM, AESGCM
+from cryptoffload.blocks import ffdh
 from cryptoffload.blocks.curves import CURVES, Curve, is_on_curve
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
@@ -66,15 +66,30 @@ EC_KEY = _ec.generate_private_key(_ec.SECP256R1())
 EC_SECRETS = (EC_KEY.private_numbers().private_value,)
 EC_P384 = _ec.generate_private_key(_ec.SECP384R1())
 DH_KEY = dh.generate_private_key("ffdhe2048").to_cryptography()
-DH_SECRETS = (DH_KEY.private_numbers().x,)
+DH_SECRETS = (DH_KEY.x,)
 DH_3072 = dh.generate_private_key("ffdhe3072").to_cryptography()
 FFDHE2048 = dh.group("ffdhe2048")
 
 NOT_BYTES = {"str": "k" * 16, "int": 16, "list": list(range(16))}
 each_not_bytes = pytest.mark.parametrize("bad", list(NOT_BYTES.values()), ids=list(NOT_BYTES))
-UNKNOWN_HASHES = {"md5": _hashes.MD5(), "sha3-256": _hashes.SHA3_256()}
+
+
+class _UnofferedHash(_hashes.HashAlgorithm):
+    """A hash algorithm of `cryptography`'s interface that no engine or OpenSSL has."""
+
+    name = "unoffered-hash"
+    digest_size = 32
+    block_size = 64
+
+
+#: As `cryptography`: a hash it does not have is UnsupportedAlgorithm, a class where an
+#: instance belongs is TypeError.
+UNKNOWN_HASHES = {
+    "unoffered": (_UnofferedHash(), UnsupportedAlgorithm),
+    "class-not-instance": (_hashes.SHA256, TypeError),
+}
 each_unknown_hash = pytest.mark.parametrize(
-    "algorithm", list(UNKNOWN_HASHES.values()), ids=list(UNKNOWN_HASHES)
+    ("algorithm", "error"), list(UNKNOWN_HASHES.values()), ids=list(UNKNOWN_HASHES)
 )
 
 
@@ -575,15 +590,17 @@ UNSUPPORTED = {
     "camellia-cbc": lambda p: Cipher(Camellia(KEY), modes.CBC(IV), provider=p),
     "sm4-cbc": lambda p: Cipher(_algorithms.SM4(KEY), modes.CBC(IV), provider=p),
     "chacha20": lambda p: Cipher(_algorithms.ChaCha20(KEY32, IV), None, provider=p),
-    "aes-xts": lambda p: Cipher(algorithms.AES(KEY32), _modes.XTS(IV), provider=p),
-    "aes-cfb8": lambda p: Cipher(algorithms.AES(KEY), CFB8(IV), provider=p),
+    "3des-ctr": lambda p: Cipher(TripleDES(KEY32[:24]), _modes.CTR(IV[:8]), provider=p),
     "aes-no-mode": lambda p: Cipher(algorithms.AES(KEY), None, provider=p),
 }
 
 
 @pytest.mark.parametrize("make", list(UNSUPPORTED.values()), ids=list(UNSUPPORTED))
-def test_unsupported_cipher_or_mode_raises_unsupportedalgorithm(provider, make):
-    expect(provider, UnsupportedAlgorithm, lambda: make(provider))
+def test_unsupported_cipher_or_mode_raises_unsupportedalgorithm_when_used(provider, make):
+    # As `cryptography`: the Cipher is made, a context is refused.
+    cipher = make(provider)
+    expect(provider, UnsupportedAlgorithm, cipher.encryptor)
+    expect(provider, UnsupportedAlgorithm, cipher.decryptor)
 
 
 # -- RSA ----------------------------------------------------------------------------------------
@@ -719,7 +736,7 @@ def test_ecdh_op_with_peer_on_another_curve_is_valueerror_before_any_engine(prov
     expect(provider, ValueError, lambda: provider.run(op), *EC_SECRETS)
 
 
-@pytest.mark.parametrize("wrap", [True, False], ids=["cryptoffload-key", "cryptography-key"])
+@pytest.mark.parametrize("wrap", [True, False], ids=["cryptoffload-key", "key-record"])
 def test_ecdh_exchange_with_peer_on_another_curve_is_valueerror(provider, wrap):
     key = ec.EllipticCurvePrivateKey(EC_KEY, provider=provider)
     peer = EC_P384.public_key()
@@ -762,7 +779,7 @@ DH_BAD_Y = {
 
 
 def _dh_peer_y(y: int) -> Any:
-    return dh.DHPublicNumbers(y, DH_KEY.parameters().parameter_numbers()).public_key()
+    return ffdh.PublicKey(DH_KEY.params, y)
 
 
 @pytest.mark.parametrize("y", list(DH_BAD_Y.values()), ids=list(DH_BAD_Y))
@@ -778,17 +795,17 @@ def test_dh_exchange_with_bad_peer_value_is_valueerror(provider, y):
     expect(provider, ValueError, lambda: provider.run(op), *DH_SECRETS)
 
 
-@pytest.mark.parametrize("wrap", [True, False], ids=["cryptoffload-key", "cryptography-key"])
+@pytest.mark.parametrize("wrap", [True, False], ids=["cryptoffload-key", "key-record"])
 def test_dh_exchange_with_peer_from_another_group_is_valueerror(provider, wrap):
     key = dh.DHPrivateKey(DH_KEY, provider=provider)
-    peer = DH_3072.public_key()
+    peer = DH_3072.public()
     if wrap:
         peer = dh.DHPublicKey(peer)
     expect(provider, ValueError, lambda: key.exchange(peer), *DH_SECRETS)
 
 
 def test_dh_op_with_peer_from_another_group_is_valueerror_before_any_engine(provider):
-    op = DhOp("ffdhe2048", "exchange", DH_KEY, DH_3072.public_key())
+    op = DhOp("ffdhe2048", "exchange", DH_KEY, DH_3072.public())
     expect(provider, ValueError, lambda: provider.run(op), *DH_SECRETS)
 
 
@@ -837,8 +854,10 @@ HASH_USES: dict[str, Callable[[Provider, Any], Any]] = {
 
 @each_unknown_hash
 @pytest.mark.parametrize("use", list(HASH_USES.values()), ids=list(HASH_USES))
-def test_unknown_hash_is_typeerror(provider, use, algorithm):
-    expect(provider, TypeError, lambda: use(provider, algorithm), *RSA_SECRETS, *EC_SECRETS)
+def test_unknown_hash_is_unsupported_and_a_hash_class_is_typeerror(
+    provider, use, algorithm, error
+):
+    expect(provider, error, lambda: use(provider, algorithm), *RSA_SECRETS, *EC_SECRETS)
 
 
 # -- ops that reach Provider.run directly -------------------------------------------------------

@@ -148,3 +148,48 @@ def test_prometheus_text_has_help_type_and_labelled_samples():
 def test_prometheus_escapes_label_values():
     snap = {'we"ird\\': {"a\nb": {"ops": 1, "bytes": 0, "declined": {}, "faults": 0}}}
     assert 'engine="we\\"ird\\\\",algorithm="a\\nb"' in prometheus_text(snap)
+
+
+def test_counters_of_a_cross_checking_provider_add_two_fields_to_every_cell():
+    c = Counters(("caam", "software"), checks=True)
+    c.count("caam", "aes-128-gcm", 100)
+    c.cell("caam", "aes-128-gcm").crosschecked(mismatch=False)
+    c.cell("caam", "aes-128-gcm").crosschecked(mismatch=True)
+    c.count("software", "aes-128-gcm", 50)
+    before = {"caam": {}, "software": {}}
+    snap = c.snapshot()
+    assert snap == {
+        "caam": {
+            "aes-128-gcm": {
+                "ops": 1,
+                "bytes": 100,
+                "declined": {},
+                "faults": 0,
+                "checked": 2,
+                "mismatches": 1,
+            }
+        },
+        "software": {
+            "aes-128-gcm": {
+                "ops": 1,
+                "bytes": 50,
+                "declined": {},
+                "faults": 0,
+                "checked": 0,
+                "mismatches": 0,
+            }
+        },
+    }
+    assert diff(before, snap)["caam"]["aes-128-gcm"]["mismatches"] == 1
+    text = c.to_prometheus()
+    assert 'cryptoffload_checked_total{engine="caam",algorithm="aes-128-gcm"} 2' in text
+    assert 'cryptoffload_mismatches_total{engine="caam",algorithm="aes-128-gcm"} 1' in text
+    c.reset()
+    assert c.snapshot()["caam"]["aes-128-gcm"]["checked"] == 0
+
+
+def test_counters_that_do_not_cross_check_keep_four_fields_and_four_metrics():
+    c = Counters(("software",))
+    c.count("software", "sha256", 1)
+    assert set(c.snapshot()["software"]["sha256"]) == {"ops", "bytes", "declined", "faults"}
+    assert "checked" not in c.to_prometheus()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes as c_hashes
 
 from cryptoffload import hashes
@@ -35,7 +36,25 @@ def test_digest_refuses_non_bytes_with_type_error(provider, bad):
         hashes.digest(bad, hashes.SHA256(), provider=provider)
 
 
-@pytest.mark.parametrize("algorithm", [c_hashes.MD5(), c_hashes.SHA3_256()])
-def test_digest_refuses_hashes_not_offered(provider, algorithm):
-    with pytest.raises(TypeError, match="hash algorithm must be one of"):
-        hashes.digest(b"x", algorithm, provider=provider)
+class _UnofferedHash(c_hashes.HashAlgorithm):
+    name = "unoffered-hash"
+    digest_size = 32
+    block_size = 64
+
+
+def test_digest_refuses_hashes_not_offered_and_classes_as_cryptography_does(provider):
+    with pytest.raises(UnsupportedAlgorithm, match="not a hash algorithm cryptoffload offers"):
+        hashes.digest(b"x", _UnofferedHash(), provider=provider)
+    with pytest.raises(TypeError, match=r"Expected instance of hashes\.HashAlgorithm"):
+        hashes.digest(b"x", c_hashes.SHA3_256, provider=provider)
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "name"),
+    [(c_hashes.MD5(), "md5"), (c_hashes.SHA3_256(), "sha3_256"), (c_hashes.SM3(), "sm3")],
+)
+def test_digest_of_the_added_hashes_is_hashlibs_and_one_counted_op(provider, algorithm, name):
+    before = provider.counters.snapshot()
+    assert hashes.digest(b"abc", algorithm, provider=provider) == hashlib.new(name, b"abc").digest()
+    diff = provider.counters.diff(before, provider.counters.snapshot())
+    assert sum(cell["ops"] for algs in diff.values() for cell in algs.values()) == 1

@@ -29,8 +29,24 @@ PRIMITIVES = (
     "drbg",
     "_keys",
     "_stream",
+    "dsa",
+    "ed25519",
+    "ed448",
+    "x25519",
+    "x448",
+    "_rawkeys",
 )
-CORE = ("ops", "provider", "lane", "policy", "counters", "validate", "names", "errors")
+CORE = (
+    "ops",
+    "provider",
+    "lane",
+    "policy",
+    "counters",
+    "validate",
+    "names",
+    "errors",
+    "crosscheck",
+)
 #: Members of the provider's and counters' insides that a primitive once read directly.
 PRIVATE_MEMBERS = frozenset(
     {"_direct", "_routes", "_lanes", "_routed", "_misses", "_default", "_current", "_sw_cells"}

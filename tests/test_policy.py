@@ -182,3 +182,45 @@ def test_bad_policy_env_raises_on_the_first_operation_and_every_one_after(monkey
                 AESGCM(bytes(16)).encrypt(bytes(12), b"data", None)
     finally:
         set_default_provider(None)
+
+
+def test_engine_sections_win_for_their_engine_only():
+    p = Policy(
+        min_size={"aes-*-cbc": 512},
+        max_size={"sha256": 1 << 20},
+        engines={"afalg:dev": {"min_size": {"aes-128-cbc": 8192}, "max_size": {"sha256": 4096}}},
+    )
+    assert p.limits("aes-128-cbc", {"aes-128-cbc": 64}, "afalg:dev") == (8192, None)
+    assert p.limits("aes-128-cbc", {"aes-128-cbc": 64}, "caam") == (512, None)
+    assert p.limits("sha256", None, "afalg:dev") == (0, 4096)
+    assert p.limits("sha256", None, "caam") == (0, 1 << 20)
+    zero = Policy(engines={"caam": {"min_size": {"aes-128-cbc": 0}}})
+    assert zero.limits("aes-128-cbc", None, "caam") == (0, None)  # 0 beats the 256 B default
+
+
+def test_engine_sections_exclude_algorithms_and_are_checked_like_the_rest():
+    p = Policy(engines={"caam": {"exclude": ["sha*"]}})
+    assert p.excludes("sha256", "caam") and not p.excludes("sha256", "afalg")
+    assert not p.excludes("aes-128-gcm", "caam")
+    with pytest.raises(ValueError, match=r"engines\['caam'\]: unknown key\(s\) \['deny'\]"):
+        Policy.from_dict({"engines": {"caam": {"deny": ["sha1"]}}})
+    with pytest.raises(ValueError, match="'sha265' is not an algorithm name"):
+        Policy(engines={"caam": {"exclude": ["sha265"]}})
+    with pytest.raises(TypeError, match="engine name -> table"):
+        Policy(engines={"caam": ["sha256"]})
+
+
+def test_engine_sections_and_calibration_round_trip_and_stay_out_when_unset(tmp_path):
+    assert set(Policy().to_dict()) == {"require", "deny", "min_size", "max_size"}
+    p = Policy(
+        deny=["sha1"],
+        engines={"caam": {"min_size": {"aes-128-cbc": 4096}, "exclude": ["sha256"]}},
+        calibration={"date": "2026-12-01", "points": [{"size": 16, "ratio": 0.5}]},
+    )
+    path = tmp_path / "p.toml"
+    p.save(path)
+    again = Policy.load(path)
+    assert again == p and again.calibration == p.calibration
+    assert again.to_dict()["engines"] == {
+        "caam": {"min_size": {"aes-128-cbc": 4096}, "exclude": ["sha256"]}
+    }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 
 from cryptoffload.engines import procfs
@@ -81,6 +83,8 @@ def test_kernel_choice_is_the_highest_priority_public_entry():
         ("drbg_nopr_hmac_sha256", "kernel", False),
         ("jitterentropy_rng", "kernel", False),
         ("cbc-aes-mv", "marvell_cesa", True),
+        ("rfc7539(chacha20-simd,poly1305-simd)", "chacha20poly1305", False),
+        ("chacha20-simd", "chacha_x86_64", False),
     ],
 )
 def test_hardware_or_software_classification(driver, module, hardware):
@@ -89,3 +93,47 @@ def test_hardware_or_software_classification(driver, module, hardware):
 
 def test_read_of_a_missing_file_is_empty(tmp_path):
     assert procfs.read(str(tmp_path / "nope")) == []
+
+
+def test_candidates_list_every_public_driver_the_kernel_choice_first():
+    entries = procfs.parse(SAMPLE)
+    found = procfs.candidates(entries, "cbc(aes)")
+    assert [e.driver for e in found] == ["cbc-aes-aesni", "virtio_crypto_aes_cbc"]
+    assert procfs.candidates(entries, "ecb(aes)") == []
+
+
+#: /proc/crypto of the rig's guest (rig/run cat /proc/crypto after an AF_ALG probe): Debian's
+#: 6.1 kernel under QEMU with a virtio-crypto device, aesni_intel loaded.
+RIG = pathlib.Path(__file__).with_name("rig_proc_crypto.txt")
+
+
+def test_the_rig_lists_the_virtio_driver_beside_the_kernels_choice():
+    entries = procfs.read(str(RIG))
+    assert len(entries) > 100
+    chosen = procfs.chosen(entries, "cbc(aes)")
+    assert chosen.driver == "cbc-aes-aesni" and not chosen.hardware
+    virtio = [e for e in procfs.candidates(entries, "cbc(aes)") if e.hardware]
+    assert [(e.driver, e.priority) for e in virtio] == [("virtio_crypto_aes_cbc", 150)]
+    # No kernel choice for an algorithm of ours is hardware (SIMD chacha20-poly1305 is CPU code).
+    from cryptoffload.engines.afalg import KERNEL_NAMES
+
+    chosen = [procfs.chosen(entries, name) for _, name in KERNEL_NAMES.values()]
+    assert not [e.driver for e in chosen if e is not None and e.hardware]
+
+
+def test_afalg_names_the_hardware_drivers_the_kernel_does_not_choose(monkeypatch):
+    from cryptoffload.engines import afalg
+
+    entries = procfs.read(str(RIG))
+    others = afalg.AfalgEngine()._alternatives(entries)
+    assert sorted(others) == ["aes-128-cbc", "aes-192-cbc", "aes-256-cbc"]
+    (entry,) = others["aes-128-cbc"]
+    assert entry == {
+        "kernel name": "cbc(aes)",
+        "driver": "virtio_crypto_aes_cbc",
+        "priority": 150,
+        "module": "virtio_crypto",
+        "spec": "afalg:virtio_crypto_aes_cbc",
+    }
+    assert afalg.AfalgEngine(allow_software=True)._alternatives(entries) == others
+    assert afalg.AfalgEngine(driver="virtio_crypto_aes_cbc")._alternatives(entries) == {}

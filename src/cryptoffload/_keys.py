@@ -23,6 +23,8 @@ class RoutedKey:
     _EXPECTED: ClassVar[str] = ""
 
     def __init__(self, key: Any, *, provider: Provider | None = None) -> None:
+        if isinstance(key, RoutedKey):  # ours is also an instance of cryptography's interface
+            key = key._key
         if not isinstance(key, self._WRAPS):
             raise TypeError(f"expected {self._EXPECTED}, got {type(key).__name__}")
         self._key = key
@@ -52,8 +54,14 @@ class RoutedKey:
         return self._key.key_size
 
     def to_cryptography(self) -> Any:
-        """The underlying `cryptography` key."""
+        """The underlying `cryptography` key (for DH, the ``blocks.ffdh`` key record)."""
         return self._key
+
+    def __copy__(self) -> Any:
+        return self  # keys are immutable, as `cryptography`'s are
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self
 
 
 class PublicKey(RoutedKey):
@@ -85,7 +93,7 @@ class PrivateKey(RoutedKey):
     def _peer(self, peer: Any) -> Any:
         """``peer`` as this package's public key, checked to share our curve or group."""
         public = self._PUBLIC
-        if isinstance(peer, public._WRAPS):
+        if not isinstance(peer, public) and isinstance(peer, public._WRAPS):
             peer = public(peer)
         if not isinstance(peer, public):
             raise TypeError(f"peer_public_key must be {public._EXPECTED}, got {peer!r}")

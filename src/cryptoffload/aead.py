@@ -1,4 +1,5 @@
-"""Authenticated encryption: AES-GCM and AES-CCM, shaped like `cryptography`'s `aead` module."""
+"""Authenticated encryption (AES-GCM, -CCM, -OCB3, -SIV, -GCM-SIV, ChaCha20-Poly1305), as
+`cryptography`'s `aead` module."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from cryptoffload.names import aes_name
 from cryptoffload.ops import AeadOp
 from cryptoffload.provider import Lane, Provider, unbound_lane
 
-__all__ = ["AESCCM", "AESGCM"]
+__all__ = ["AESCCM", "AESGCM", "AESGCMSIV", "AESOCB3", "AESSIV", "ChaCha20Poly1305"]
 
 
 class _AeadBase:
@@ -83,7 +84,21 @@ class _AeadBase:
             self._bind(lane)
         fast = self._fast
         if fast is None:
-            return lane.run(self._op("encrypt", nonce, data, associated_data))
+            # The policy may keep this size from every engine: then software runs it directly,
+            # as on a software-only lane, and tally(~n) counts the engines' declines.
+            if (
+                data.__class__ is not bytes
+                or lane.hold_below <= (n := len(data)) <= lane.hold_above
+                or (held := self._held_software()) is None
+            ):
+                return lane.run(self._op("encrypt", nonce, data, associated_data))
+            try:
+                out = held.encrypt(nonce, data, associated_data)
+            except (TypeError, ValueError):
+                self._explain(nonce, data, associated_data, 0)
+                raise
+            lane.tally(~n)
+            return out
         try:
             out = fast.encrypt(nonce, data, associated_data)
         except (TypeError, ValueError):
@@ -91,6 +106,13 @@ class _AeadBase:
             raise
         lane.tally(len(data))
         return out
+
+    def _held_software(self) -> Any:
+        """The direct `cryptography` object for an op the policy keeps from every engine."""
+        sw = self._sw
+        if sw is None:
+            sw = self._sw = self._software()
+        return sw
 
     def encrypt_into(
         self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
@@ -100,11 +122,26 @@ class _AeadBase:
         if lane is not self._lane:
             self._bind(lane)
         fast = self._fast
+        if (
+            fast is None
+            and data.__class__ is bytes
+            and not lane.hold_below <= (n := len(data)) <= lane.hold_above
+            and (held := self._held_software()) is not None
+        ):
+            try:
+                k = held.encrypt_into(nonce, data, associated_data, buf)
+            except (TypeError, ValueError):
+                self._explain(nonce, data, associated_data, 0)
+                raise
+            lane.tally(~n)
+            return k
         if fast is None:
+            op = self._op("encrypt", nonce, data, associated_data)
+            validate.validate_op(op)
             need = _nbytes(data) + self._tag_length
             if memoryview(buf).nbytes != need:
                 raise ValueError(f"buffer must be {need} bytes")
-            sealed = lane.run(self._op("encrypt", nonce, data, associated_data))
+            sealed = lane.run(op, True)
             memoryview(buf).cast("B")[:] = sealed
             return need
         try:
@@ -122,11 +159,28 @@ class _AeadBase:
             self._bind(lane)
         fast = self._fast
         if fast is None:
-            return lane.run(self._op("decrypt", nonce, data, associated_data))
+            if (
+                data.__class__ is not bytes
+                or (n := len(data) - self._tag_length) < 0
+                or lane.hold_below <= n <= lane.hold_above
+                or (held := self._held_software()) is None
+            ):
+                return lane.run(self._op("decrypt", nonce, data, associated_data))
+            try:
+                out = held.decrypt(nonce, data, associated_data)
+            except InvalidTag:
+                lane.tally(~n)
+                raise
+            except (TypeError, ValueError):
+                self._explain(nonce, data, associated_data, self._tag_length)
+                raise
+            lane.tally(~n)
+            return out
         try:
             out = fast.decrypt(nonce, data, associated_data)
         except InvalidTag:
-            lane.tally(max(len(data) - self._tag_length, 0))
+            if len(data) >= self._tag_length:  # shorter holds no tag: refused before any engine
+                lane.tally(len(data) - self._tag_length)
             raise
         except (TypeError, ValueError):
             self._explain(nonce, data, associated_data, self._tag_length)
@@ -162,12 +216,47 @@ class _AeadBase:
         self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
     ) -> int:
         """Write the plaintext into ``buf`` (len(data) - tag bytes), only once the tag holds."""
+        lane = self._lane.in_force(self._provider)
+        if lane is not self._lane:
+            self._bind(lane)
+        fast = self._fast
+        if (
+            fast is None
+            and data.__class__ is bytes
+            and (size := len(data) - self._tag_length) >= 0
+            and not lane.hold_below <= size <= lane.hold_above
+            and (held := self._held_software()) is not None
+        ):
+            try:
+                k = held.decrypt_into(nonce, data, associated_data, buf)
+            except InvalidTag:
+                lane.tally(~size)
+                raise
+            except (TypeError, ValueError):
+                self._explain(nonce, data, associated_data, self._tag_length)
+                raise
+            lane.tally(~size)
+            return k
+        if fast is not None:
+            try:
+                n = fast.decrypt_into(nonce, data, associated_data, buf)
+            except InvalidTag:
+                if len(data) >= self._tag_length:  # shorter: no tag, refused uncounted
+                    lane.tally(len(data) - self._tag_length)
+                raise
+            except (TypeError, ValueError):
+                self._explain(nonce, data, associated_data, self._tag_length)
+                raise
+            lane.tally(n)
+            return n
+        # As `cryptography`: the inputs (nonce, a ciphertext shorter than a tag) before the
+        # buffer; the plaintext is written only once the tag holds.
+        op = self._op("decrypt", nonce, data, associated_data)
+        validate.validate_op(op)
         need = _nbytes(data) - self._tag_length
-        if need < 0:
-            raise InvalidTag
         if memoryview(buf).nbytes != need:
             raise ValueError(f"buffer must be {need} bytes")
-        plaintext = self.decrypt(nonce, data, associated_data)
+        plaintext = lane.run(op, True)
         memoryview(buf).cast("B")[:] = plaintext
         return need
 
@@ -236,6 +325,7 @@ class AESCCM(_AeadBase):
         validate.byteslike("data", data)
         if aad is not None:
             validate.byteslike("associated_data", aad)
+        validate.aead_lengths(data, aad)
         validate.ccm_nonce(nonce, max(len(data) - tag_length, 0))
 
 
@@ -261,3 +351,194 @@ class _CheckedCcm:
         # The data ends with the tag: CCM's length limit is on what comes before it.
         self._owner._explain(nonce, data, aad, self._owner._tag_length)
         return self._ccm.decrypt(nonce, data, aad)
+
+    def decrypt_into(self, nonce: Any, data: Any, aad: Any, buf: Any) -> int:
+        self._owner._explain(nonce, data, aad, self._owner._tag_length)
+        return self._ccm.decrypt_into(nonce, data, aad, buf)
+
+
+class _FixedTagAead(_AeadBase):
+    """An AEAD with 16-byte tags whose key `cryptography`'s own class checks when it is made
+    (same errors); the direct path is that object."""
+
+    __slots__ = ()
+    _CLS: Any = None
+
+    def __init__(self, key: bytes, *, provider: Provider | None = None) -> None:
+        sw = self._CLS(key)  # `cryptography`'s checks of the key, with its errors
+        self._key = bytes(key)
+        self._tag_length = 16
+        self._alg = self._name(len(key))
+        self._provider = provider
+        self._lane = unbound_lane(self._alg)
+        self._fast = None
+        self._sw = sw
+
+    @classmethod
+    def _name(cls, key_len: int) -> str:
+        return aes_name(key_len, cls._MODE)
+
+    @classmethod
+    def generate_key(cls, bit_length: int) -> bytes:
+        """A fresh random key (the sizes `cryptography`'s class takes)."""
+        return cls._CLS.generate_key(bit_length)
+
+    def _software(self) -> Any:
+        return self._sw
+
+    def _explain(self, nonce: Any, data: Any, aad: Any, tag_length: int) -> None:
+        validate.aead_nonce(self._alg, nonce)
+        validate.byteslike("data", data)
+        if aad is not None:
+            validate.byteslike("associated_data", aad)
+
+
+class ChaCha20Poly1305(_FixedTagAead):
+    """ChaCha20-Poly1305 (RFC 8439): a 32-byte key, 12-byte nonces, 16-byte tags."""
+
+    __slots__ = ()
+    _CLS = _aead.ChaCha20Poly1305
+
+    @classmethod
+    def _name(cls, key_len: int) -> str:
+        return "chacha20-poly1305"
+
+    @classmethod
+    def generate_key(cls) -> bytes:  # type: ignore[override]
+        """A fresh random 32-byte key."""
+        return _aead.ChaCha20Poly1305.generate_key()
+
+
+class AESOCB3(_FixedTagAead):
+    """AES-OCB3 (RFC 7253): 12- to 15-byte nonces, 16-byte tags."""
+
+    __slots__ = ()
+    _CLS = _aead.AESOCB3
+    _MODE = "ocb"
+
+
+class AESGCMSIV(_FixedTagAead):
+    """AES-GCM-SIV (RFC 8452): nonce-misuse resistant, 12-byte nonces, 16-byte tags."""
+
+    __slots__ = ()
+    _CLS = _aead.AESGCMSIV
+    _MODE = "gcm-siv"
+
+
+class AESSIV(_FixedTagAead):
+    """AES-SIV (RFC 5297): deterministic; the associated data is a list of items (a nonce, if
+    any, as the last). Its output is the synthetic IV (the tag) followed by the ciphertext."""
+
+    __slots__ = ()
+    _CLS = _aead.AESSIV
+
+    @classmethod
+    def _name(cls, key_len: int) -> str:
+        return aes_name(key_len // 2, "siv")  # two keys: AES-128-SIV takes 32 bytes
+
+    def _siv_op(self, kind: str, data: Any, associated_data: Any) -> AeadOp:
+        return AeadOp(self._alg, kind, self._key, None, data, _items(associated_data), 16)
+
+    def _explain_siv(self, data: Any, associated_data: Any) -> None:
+        validate.byteslike("data", data)
+        for item in _items(associated_data) or ():
+            validate.byteslike("associated_data", item)
+
+    def encrypt(self, data: bytes, associated_data: list[bytes] | None) -> bytes:  # type: ignore[override]
+        """The synthetic IV (16 bytes) followed by the ciphertext."""
+        return self._siv("encrypt", data, associated_data)
+
+    def decrypt(self, data: bytes, associated_data: list[bytes] | None) -> bytes:  # type: ignore[override]
+        """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
+        return self._siv("decrypt", data, associated_data)
+
+    def _siv(self, kind: str, data: Any, associated_data: Any) -> bytes:
+        lane = self._lane.in_force(self._provider)
+        if lane is not self._lane:
+            self._bind(lane)
+        fast = self._fast
+        if fast is None:
+            return lane.run(self._siv_op(kind, data, associated_data))
+        try:
+            out = getattr(fast, kind)(data, associated_data)
+        except InvalidTag:
+            if len(data) >= 16:  # shorter: no tag, refused uncounted, as on the engine path
+                lane.tally(len(data) - 16)
+            raise
+        except (TypeError, ValueError):
+            self._explain_siv(data, associated_data)
+            raise
+        lane.tally(len(data) if kind == "encrypt" else len(out))
+        return out
+
+    def encrypt_into(self, data: bytes, associated_data: list[bytes] | None, buf: Any) -> int:  # type: ignore[override]
+        """Write the synthetic IV and ciphertext into ``buf`` (len(data) + 16 bytes)."""
+        return self._siv_into("encrypt", data, associated_data, buf)
+
+    def decrypt_into(self, data: bytes, associated_data: list[bytes] | None, buf: Any) -> int:  # type: ignore[override]
+        """Write the plaintext into ``buf`` (len(data) - 16 bytes), only once the tag holds."""
+        return self._siv_into("decrypt", data, associated_data, buf)
+
+    def _siv_into(self, kind: str, data: Any, associated_data: Any, buf: Any) -> int:
+        lane = self._lane.in_force(self._provider)
+        if lane is not self._lane:
+            self._bind(lane)
+        fast = self._fast
+        if fast is not None:
+            try:
+                n = getattr(fast, f"{kind}_into")(data, associated_data, buf)
+            except InvalidTag:
+                if len(data) >= 16:  # shorter: no tag, refused uncounted
+                    lane.tally(len(data) - 16)
+                raise
+            except (TypeError, ValueError):
+                self._explain_siv(data, associated_data)
+                raise
+            lane.tally(len(data) if kind == "encrypt" else n)
+            return n
+        op = self._siv_op(kind, data, associated_data)
+        validate.validate_op(op)
+        need = _nbytes(data) + (16 if kind == "encrypt" else -16)
+        if memoryview(buf).nbytes != need:
+            raise ValueError(f"buffer must be {need} bytes")
+        out = lane.run(op, True)
+        memoryview(buf).cast("B")[:] = out
+        return need
+
+    def encrypt_many(self, items: Iterable[tuple[Any, ...]]) -> list[Any]:
+        """Encrypt many (data, associated_data) items as one batch (see AESGCM.encrypt_many)."""
+        return self._siv_many("encrypt", items)
+
+    def decrypt_many(self, items: Iterable[tuple[Any, ...]]) -> list[Any]:
+        """Decrypt many (data, associated_data) items as one batch (see AESGCM.decrypt_many)."""
+        return self._siv_many("decrypt", items)
+
+    def _siv_many(self, kind: str, items: Iterable[tuple[Any, ...]]) -> list[Any]:
+        items = list(items)
+        lane = self._lane.in_force(self._provider)
+        if lane is not self._lane:
+            self._bind(lane)
+        if self._fast is not None:
+            one = self.encrypt if kind == "encrypt" else self.decrypt
+            return [_outcome(one, item) for item in items]
+        ops = []
+        for data, associated_data in items:
+            try:
+                ops.append(self._siv_op(kind, data, associated_data))
+            except TypeError as exc:
+                ops.append(exc)
+        answers = lane.run_batch([op for op in ops if not isinstance(op, Exception)])
+        it = iter(answers)
+        return [op if isinstance(op, Exception) else next(it) for op in ops]
+
+
+def _items(associated_data: Any) -> tuple[Any, ...] | None:
+    """AES-SIV's associated data as a tuple of items; TypeError unless a list or tuple."""
+    if associated_data is None:
+        return None
+    if not isinstance(associated_data, (list, tuple)):
+        raise TypeError(
+            "AES-SIV associated_data must be a list of bytes-like items, got "
+            f"{type(associated_data).__name__}"
+        )
+    return tuple(associated_data)

@@ -1,9 +1,13 @@
-"""CMAC over AES (SP 800-38B), shaped like `cryptography`'s `cmac` module."""
+"""CMAC over AES and Triple DES (SP 800-38B), shaped like `cryptography`'s `cmac` module."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from cryptography.exceptions import UnsupportedAlgorithm, _Reasons
+from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
 from cryptography.hazmat.primitives import cmac as _cmac
-from cryptography.hazmat.primitives.ciphers import algorithms
+from cryptography.hazmat.primitives.ciphers import BlockCipherAlgorithm, algorithms
 
 from cryptoffload import validate
 from cryptoffload._stream import MacContext
@@ -14,21 +18,28 @@ __all__ = ["CMAC"]
 
 
 class CMAC(MacContext):
-    """A streaming AES-CMAC: ``CMAC(algorithms.AES(key))``, ``update``, ``finalize``/``verify``."""
+    """A streaming CMAC: ``CMAC(algorithms.AES(key))`` or ``CMAC(TripleDES(key))``, ``update``,
+    ``finalize``/``verify``."""
 
     __slots__ = ("_algorithm",)
     _OWN_FIELDS = ("_algorithm",)
 
     def __init__(
-        self, algorithm: algorithms.AES, backend: object = None, *, provider: Provider | None = None
+        self, algorithm: Any, backend: object = None, *, provider: Provider | None = None
     ) -> None:
-        if not isinstance(algorithm, algorithms.AES):
-            raise TypeError(
-                f"CMAC takes algorithms.AES(key) (the only block cipher offered), got {algorithm!r}"
+        if isinstance(algorithm, algorithms.AES):
+            validate.aes_key(algorithm.key)
+            alg = f"cmac-aes-{len(algorithm.key) * 8}"
+        elif isinstance(algorithm, TripleDES):
+            alg = "cmac-3des"
+        elif isinstance(algorithm, BlockCipherAlgorithm):
+            raise UnsupportedAlgorithm(
+                f"CMAC takes AES or TripleDES, got {algorithm.name}", _Reasons.UNSUPPORTED_CIPHER
             )
-        validate.aes_key(algorithm.key)
+        else:
+            raise TypeError(f"Expected instance of BlockCipherAlgorithm, got {algorithm!r}")
         self._algorithm = algorithm
-        self._start(f"cmac-aes-{len(algorithm.key) * 8}", provider)
+        self._start(alg, provider)
 
     def __repr__(self) -> str:
         return f"<CMAC {self._alg}>"

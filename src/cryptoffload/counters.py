@@ -1,4 +1,5 @@
-"""Thread-safe offload counters: per engine and algorithm, ops, bytes, declines by reason, faults.
+"""Thread-safe offload counters: per engine and algorithm, ops, bytes, declines by reason, faults
+(and, in a provider that cross-checks engine results, the results checked and the mismatches).
 
 The hot path is one ``deque.append`` of the op's size (atomic, no lock, no allocation for sizes
 Python caches); appended sizes are folded into totals under the cell's lock every few thousand
@@ -8,6 +9,7 @@ ops and whenever a snapshot is read, so memory stays bounded and no count is eve
 from __future__ import annotations
 
 import json
+import operator
 import threading
 from collections import deque
 from itertools import repeat, starmap
@@ -17,25 +19,45 @@ Snapshot = dict[str, dict[str, dict[str, Any]]]
 
 #: Pending sizes a cell holds before the thread that adds one folds them into the totals.
 FOLD_AT = 4096
+_NEGATIVE = (0).__gt__
 
 
 class Cell:
     """The counts of one engine and algorithm."""
 
-    __slots__ = ("bytes", "declined", "faults", "lock", "ops", "pending", "zeroed")
+    __slots__ = (
+        "bytes",
+        "checked",
+        "declined",
+        "faults",
+        "lock",
+        "mismatches",
+        "on_held",
+        "ops",
+        "pending",
+        "zeroed",
+    )
 
     def __init__(self) -> None:
         self.pending: deque[int] = deque()
         self.ops = 0
         self.bytes = 0
         self.faults = 0
+        self.checked = 0
+        self.mismatches = 0
         self.declined: dict[str, int] = {}
         self.lock = threading.Lock()
         self.zeroed = False  # counted something once, then reset: still shown, with zeros
+        #: For a software cell whose algorithm engines claim: called (lock held) with the sizes
+        #: of ops the policy kept from every engine, recorded in ``pending`` as ``~size`` (see
+        #: :meth:`cryptoffload.lane.Lane.holds_back`), so the engines' declines are counted too.
+        self.on_held: Any = None
 
     def used(self) -> bool:
         """Whether the cell has anything to show (a cell made ahead of use shows nothing)."""
-        return bool(self.pending or self.ops or self.faults or self.declined or self.zeroed)
+        return bool(
+            self.pending or self.ops or self.faults or self.declined or self.zeroed or self.checked
+        )
 
     def add(self, nbytes: int) -> None:
         """One completed operation of ``nbytes``."""
@@ -54,36 +76,66 @@ class Cell:
         with self.lock:
             self.faults += 1
 
+    def crosschecked(self, mismatch: bool) -> None:
+        """One engine result recomputed in software: it agreed, or (``mismatch``) it did not."""
+        with self.lock:
+            self.checked += 1
+            self.mismatches += mismatch
+
     def fold(self) -> None:
         """Move pending sizes into the totals (C-speed drain of exactly what is there now)."""
         with self.lock:
             pending = self.pending
             n = len(pending)
-            if n:
+            if not n:
+                return
+            if self.on_held is None:
                 self.bytes += sum(starmap(pending.popleft, repeat((), n)))
                 self.ops += n
+                return
+            sizes = list(starmap(pending.popleft, repeat((), n)))
+            marked = list(filter(_NEGATIVE, sizes))  # ~size = -size - 1: a held-back op
+            if marked:
+                held = list(map(operator.invert, marked))
+                self.on_held(held)
+                self.bytes += sum(sizes) - sum(marked) + sum(held)
+            else:
+                self.bytes += sum(sizes)
+            self.ops += n
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, checks: bool = False) -> dict[str, Any]:
+        """The counts as plain data; with ``checks``, the cross-check's two counts too."""
         self.fold()
         with self.lock:
-            return {
+            out = {
                 "ops": self.ops,
                 "bytes": self.bytes,
                 "declined": dict(self.declined),
                 "faults": self.faults,
             }
+            if checks or self.checked:
+                out["checked"] = self.checked
+                out["mismatches"] = self.mismatches
+            return out
 
 
 class Counters:
     """Counts what every engine did. Shape of a snapshot::
 
     {engine: {algorithm: {"ops": int, "bytes": int, "declined": {reason: int}, "faults": int}}}
+
+    With ``checks`` (a provider that cross-checks engine results), every cell also has
+    ``"checked"``: engine results recomputed in software, and ``"mismatches"``: those that
+    disagreed (each is also a fault, and disables the engine for that algorithm). Counters
+    without it keep the four keys, so that readers of either shape can use ``.get``.
     """
 
-    __slots__ = ("_cells", "_engines", "_lock")
+    __slots__ = ("_cells", "_engines", "_lock", "checks")
 
-    def __init__(self, engines: tuple[str, ...] = ()) -> None:
+    def __init__(self, engines: tuple[str, ...] = (), checks: bool = False) -> None:
         self._engines = tuple(engines)
+        #: Whether cells report the cross-check's counts (``checked``, ``mismatches``).
+        self.checks = checks
         self._cells: dict[tuple[str, str], Cell] = {}
         self._lock = threading.Lock()
 
@@ -116,20 +168,23 @@ class Counters:
         out: Snapshot = {engine: {} for engine in self._engines}
         with self._lock:
             cells = list(self._cells.items())
+        for _, cell in cells:  # first: software's held-back ops add declines to engine cells
+            cell.fold()
         for (engine, alg), cell in cells:
             if cell.used():
-                out.setdefault(engine, {})[alg] = cell.as_dict()
+                out.setdefault(engine, {})[alg] = cell.as_dict(self.checks)
         return out
 
     def reset(self) -> None:
         """Zero every count (ops completing during the reset may be counted before or after)."""
         with self._lock:
             cells = list(self._cells.values())
-        for cell in cells:
+        for cell in cells:  # all first: a software cell's fold adds to engines' cells
             cell.fold()
+        for cell in cells:
             with cell.lock:
                 cell.zeroed = cell.zeroed or cell.used()
-                cell.ops = cell.bytes = cell.faults = 0
+                cell.ops = cell.bytes = cell.faults = cell.checked = cell.mismatches = 0
                 cell.declined.clear()
 
     @staticmethod
@@ -165,10 +220,16 @@ def diff(before: Snapshot, after: Snapshot) -> Snapshot:
                 "declined": declined,
                 "faults": cell["faults"] - old["faults"],
             }
-            if entry["ops"] or entry["bytes"] or entry["faults"] or declined:
+            for key in _CHECK_KEYS:
+                if key in cell:
+                    entry[key] = cell[key] - old.get(key, 0)
+            if any(entry[k] for k in entry if k != "declined") or declined:
                 changed[alg] = entry
         out[engine] = changed
     return out
+
+
+_CHECK_KEYS = ("checked", "mismatches")
 
 
 def _label(value: str) -> str:
@@ -185,12 +246,23 @@ def prometheus_text(snapshot: Snapshot) -> str:
             "Operations an engine did not take, by reason.",
         ),
         "faults": ("cryptoffload_faults_total", "Engine failures that software recovered from."),
+        "checked": (
+            "cryptoffload_checked_total",
+            "Engine results recomputed in software by the sampled cross-check.",
+        ),
+        "mismatches": (
+            "cryptoffload_mismatches_total",
+            "Engine results that software's recomputation contradicted.",
+        ),
     }
     lines: list[str] = []
     for key, (metric, help_text) in metrics.items():
+        cells = [(e, a) for e in sorted(snapshot) for a in sorted(snapshot[e])]
+        if key in _CHECK_KEYS and not any(key in snapshot[e][a] for e, a in cells):
+            continue  # counters that do not cross-check keep the four metrics
         lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} counter"]
-        for engine in sorted(snapshot):
-            for alg in sorted(snapshot[engine]):
+        for engine, alg in cells:
+            if key in snapshot[engine][alg]:
                 labels = f'engine="{_label(engine)}",algorithm="{_label(alg)}"'
                 value = snapshot[engine][alg][key]
                 if key == "declined":

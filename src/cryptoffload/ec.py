@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives.asymmetric import ec as _ec
 from cryptography.hazmat.primitives.asymmetric.ec import (
+    _CURVE_TYPES,
     ECDH,
     ECDSA,
     SECP192R1,
@@ -19,8 +20,12 @@ from cryptography.hazmat.primitives.asymmetric.ec import (
     BrainpoolP384R1,
     BrainpoolP512R1,
     EllipticCurve,
+    EllipticCurveOID,
     EllipticCurvePrivateNumbers,
     EllipticCurvePublicNumbers,
+    EllipticCurveSignatureAlgorithm,
+    ObjectIdentifier,
+    get_curve_for_oid,
 )
 
 from cryptoffload import validate
@@ -42,14 +47,23 @@ __all__ = [
     "BrainpoolP384R1",
     "BrainpoolP512R1",
     "EllipticCurve",
+    "EllipticCurveOID",
     "EllipticCurvePrivateKey",
+    "EllipticCurvePrivateKeyWithSerialization",
     "EllipticCurvePrivateNumbers",
     "EllipticCurvePublicKey",
+    "EllipticCurvePublicKeyWithSerialization",
     "EllipticCurvePublicNumbers",
+    "EllipticCurveSignatureAlgorithm",
+    "ObjectIdentifier",
+    "UnsupportedAlgorithm",
     "derive_private_key",
     "generate_private_key",
+    "get_curve_for_oid",
     "public_key_from_numbers",
 ]
+#: `cryptography`'s table of curves by name (its own tests read it).
+__all__ += ["_CURVE_TYPES"]
 
 
 def _curve_name(curve: Any) -> str:
@@ -57,12 +71,20 @@ def _curve_name(curve: Any) -> str:
         raise TypeError(
             f"curve must be an EllipticCurve instance such as SECP256R1(), got {curve!r}"
         )
-    return short_name(curve)
+    try:
+        return short_name(curve)
+    except ValueError:
+        raise UnsupportedAlgorithm(
+            f"Curve {curve.name} is not supported", _Reasons.UNSUPPORTED_ELLIPTIC_CURVE
+        ) from None
 
 
 def _check_ecdsa(signature_algorithm: Any) -> None:
     if signature_algorithm.__class__ is not ECDSA and not isinstance(signature_algorithm, ECDSA):
-        raise TypeError(f"signature_algorithm must be ECDSA(hash), got {signature_algorithm!r}")
+        raise UnsupportedAlgorithm(
+            "Unsupported elliptic curve signature algorithm",
+            _Reasons.UNSUPPORTED_PUBLIC_KEY_ALGORITHM,
+        )
 
 
 class EllipticCurvePublicKey(PublicKey):
@@ -164,7 +186,9 @@ class EllipticCurvePrivateKey(PrivateKey):
     def exchange(self, algorithm: ECDH, peer_public_key: Any) -> bytes:
         """The ECDH shared secret (x coordinate) with a validated peer public key."""
         if not isinstance(algorithm, ECDH):
-            raise TypeError(f"algorithm must be ECDH(), got {algorithm!r}")
+            raise UnsupportedAlgorithm(
+                "Unsupported EC exchange algorithm", _Reasons.UNSUPPORTED_EXCHANGE_ALGORITHM
+            )
         peer_public_key = self._peer(peer_public_key)
         lane = self._lane(f"ecdh-{self._domain}")
         peer = peer_public_key._key
@@ -212,3 +236,9 @@ def derive_private_key(
     if not isinstance(private_value, int) or isinstance(private_value, bool):
         raise TypeError(f"private_value must be an int, got {type(private_value).__name__}")
     return EllipticCurvePrivateKey(_ec.derive_private_key(private_value, curve), provider=provider)
+
+
+EllipticCurvePublicKeyWithSerialization = EllipticCurvePublicKey
+EllipticCurvePrivateKeyWithSerialization = EllipticCurvePrivateKey
+_ec.EllipticCurvePublicKey.register(EllipticCurvePublicKey)
+_ec.EllipticCurvePrivateKey.register(EllipticCurvePrivateKey)

@@ -27,6 +27,7 @@ REASONS = frozenset(
         "denied",  # policy deny list
         "streaming",  # a streaming context the engine cannot carry across calls
         "no-device",  # the device went away or was never there
+        "disabled",  # a cross-check found a wrong result: the engine no longer gets the algorithm
     }
 )
 

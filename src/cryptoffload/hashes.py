@@ -1,4 +1,4 @@
-"""Message digests (SHA-1, SHA-2), shaped like `cryptography`'s `hashes` module."""
+"""Message digests (SHA-1, SHA-2, SHA-3, SHAKE, BLAKE2, SM3, MD5), as `cryptography`'s `hashes`."""
 
 from __future__ import annotations
 
@@ -6,43 +6,82 @@ from collections.abc import Iterable
 from typing import Any
 
 from cryptography.hazmat.primitives.hashes import (
+    MD5,
     SHA1,
+    SHA3_224,
+    SHA3_256,
+    SHA3_384,
+    SHA3_512,
     SHA224,
     SHA256,
     SHA384,
     SHA512,
     SHA512_224,
     SHA512_256,
+    SHAKE128,
+    SHAKE256,
+    SM3,
+    BLAKE2b,
+    BLAKE2s,
+    ExtendableOutputFunction,
     HashAlgorithm,
+    HashContext,
 )
 
 from cryptoffload import validate
 from cryptoffload._stream import StreamContext
-from cryptoffload.names import HASH_CLASSES, HASHLIB, hash_name
+from cryptoffload.names import HASH_CLASSES, HASHLIB, XOF_NAMES, hash_name
 from cryptoffload.ops import HashOp
 from cryptoffload.provider import Provider, resolve
 
 __all__ = [
+    "MD5",
     "SHA1",
+    "SHA3_224",
+    "SHA3_256",
+    "SHA3_384",
+    "SHA3_512",
     "SHA224",
     "SHA256",
     "SHA384",
     "SHA512",
     "SHA512_224",
     "SHA512_256",
+    "SHAKE128",
+    "SHAKE256",
+    "SM3",
+    "BLAKE2b",
+    "BLAKE2s",
+    "ExtendableOutputFunction",
     "Hash",
     "HashAlgorithm",
+    "HashContext",
     "digest",
     "digest_many",
 ]
 
 
 _FRESH = object()  # a software context not made yet (see Hash._software)
-_BY_CLASS = {cls: name for name, cls in HASH_CLASSES.items()}
+#: The fixed-size hash classes by our name for them (SHAKE's are not: their size is a parameter).
+_BY_CLASS: dict[type, str] = {cls: name for name, cls in HASH_CLASSES.items()}
+_BY_CLASS.update(
+    {
+        SHA3_224: "sha3-224",
+        SHA3_256: "sha3-256",
+        SHA3_384: "sha3-384",
+        SHA3_512: "sha3-512",
+        BLAKE2b: "blake2b",
+        BLAKE2s: "blake2s",
+        SM3: "sm3",
+        MD5: "md5",
+    }
+)
 
 
 class Hash(StreamContext):
-    """A streaming digest: ``update`` any number of times, then ``finalize``; ``copy`` forks it."""
+    """A streaming digest: ``update`` any number of times, then ``finalize``; ``copy`` forks it.
+
+    A SHAKE's context is a :class:`_XofHash` (its output length is a parameter of the op)."""
 
     __slots__ = ("_algorithm",)
     _OWN_FIELDS = ("_algorithm",)
@@ -50,9 +89,18 @@ class Hash(StreamContext):
     def __init__(
         self, algorithm: HashAlgorithm, backend: object = None, *, provider: Provider | None = None
     ) -> None:
-        alg = _BY_CLASS.get(algorithm.__class__) or hash_name(algorithm)
+        alg = _BY_CLASS.get(algorithm.__class__)
+        if alg is None:
+            alg = hash_name(algorithm)
+            if alg in XOF_NAMES:
+                self.__class__ = _XofHash  # same slots: a SHAKE's output length is a parameter
         self._algorithm = algorithm
         self._start(alg, provider)
+
+    @classmethod
+    def hash(cls, algorithm: HashAlgorithm, data: bytes) -> bytes:
+        """The digest of ``data`` in one call (`cryptography`'s one-shot): one op."""
+        return digest(data, algorithm)
 
     @property
     def algorithm(self) -> HashAlgorithm:
@@ -104,14 +152,58 @@ class Hash(StreamContext):
         return self._fork()
 
 
+class _XofHash(Hash):
+    """SHAKE128/SHAKE256: as :class:`Hash`, with ``algorithm.digest_size`` bytes of output."""
+
+    __slots__ = ()
+
+    def _software_final(self, ctx: Any) -> bytes:
+        return ctx.digest(self._algorithm.digest_size)
+
+    def _op(self, data: bytes) -> HashOp:
+        return HashOp(self._alg, "digest", data, self._algorithm.digest_size)
+
+    def finalize(self) -> bytes:
+        """The digest; the context cannot be used afterwards."""
+        if self._sw is _FRESH:
+            self._sw = HASHLIB[self._alg]()
+        return self._finish()
+
+
+HashContext.register(Hash)
+
+
 def digest(data: bytes, algorithm: HashAlgorithm, *, provider: Provider | None = None) -> bytes:
     """The digest of ``data`` in one call: one op, the cheapest way to hash a whole message."""
-    alg = _BY_CLASS.get(algorithm.__class__) or hash_name(algorithm)
+    alg = _BY_CLASS.get(algorithm.__class__)
+    if alg is None:
+        alg = hash_name(algorithm)
+        if alg in XOF_NAMES:
+            return _xof_digest(data, algorithm, alg, provider)
     lane = resolve(provider).lane(alg)
     if not lane.software_only:
-        return lane.run(HashOp(alg, "digest", data))
+        # The policy may keep this size from every engine: hashlib then, as on a software-only
+        # lane; count(~n) counts the engines' declines (see Lane.holds_back).
+        if data.__class__ is not bytes or lane.hold_below <= (n := len(data)) <= lane.hold_above:
+            return lane.run(HashOp(alg, "digest", data))
+        out = HASHLIB[alg](data).digest()
+        lane.count(~n)
+        return out
     try:
         out = HASHLIB[alg](data).digest()
+    except TypeError:
+        validate.byteslike("data", data)
+        raise
+    lane.count(len(data))
+    return out
+
+
+def _xof_digest(data: Any, algorithm: Any, alg: str, provider: Provider | None) -> bytes:
+    lane = resolve(provider).lane(alg)
+    if not lane.software_only:
+        return lane.run(HashOp(alg, "digest", data, algorithm.digest_size))
+    try:
+        out = HASHLIB[alg](data).digest(algorithm.digest_size)
     except TypeError:
         validate.byteslike("data", data)
         raise
@@ -128,7 +220,8 @@ def digest_many(
     lane = resolve(provider).lane(alg)
     messages = list(messages)
     if not lane.software_only:
-        return lane.run_batch([HashOp(alg, "digest", m) for m in messages])
+        length = algorithm.digest_size if alg in XOF_NAMES else None
+        return lane.run_batch([HashOp(alg, "digest", m, length) for m in messages])
     out: list[Any] = []
     for message in messages:
         try:

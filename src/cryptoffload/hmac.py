@@ -1,4 +1,4 @@
-"""HMAC over the SHA family, shaped like `cryptography`'s `hmac` module."""
+"""HMAC over the SHA-1/2/3 families, BLAKE2, SM3 and MD5, shaped like `cryptography`'s `hmac`."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import hmac as _std_hmac
 from collections.abc import Iterable
 from typing import Any
 
-from cryptography.hazmat.primitives.hashes import HashAlgorithm
+from cryptography.exceptions import UnsupportedAlgorithm, _Reasons
+from cryptography.hazmat.primitives.hashes import HashAlgorithm, HashContext
 
 from cryptoffload import validate
 from cryptoffload._stream import MacContext
-from cryptoffload.names import HASH_NAMES, hash_name
+from cryptoffload.names import HASH_NAMES, XOF_NAMES, hash_name
 from cryptoffload.ops import MacOp
 from cryptoffload.provider import Provider, resolve
 
@@ -32,7 +33,7 @@ class HMAC(MacContext):
         provider: Provider | None = None,
     ) -> None:
         validate.byteslike("key", key)
-        base = hash_name(algorithm)
+        base = _hmac_hash(algorithm)
         self._key = bytes(key)
         self._algorithm = algorithm
         self._start(f"hmac-{base}", provider)
@@ -59,6 +60,21 @@ class HMAC(MacContext):
         return self._fork()
 
 
+HashContext.register(HMAC)
+
+
+def _hmac_hash(algorithm: HashAlgorithm) -> str:
+    """Our name of a hash HMAC can use: TypeError for a non-instance, UnsupportedAlgorithm for
+    a hash we do not offer or an extendable-output one (SHAKE)."""
+    base = hash_name(algorithm)
+    if base in XOF_NAMES:
+        raise UnsupportedAlgorithm(
+            f"{algorithm.name} is an extendable-output function: HMAC needs a fixed-size hash",
+            _Reasons.UNSUPPORTED_HASH,
+        )
+    return base
+
+
 def digest_many(
     key: bytes,
     messages: Iterable[bytes],
@@ -69,7 +85,7 @@ def digest_many(
     """The HMAC tags of many messages under one key as one batch: in order, each tag or the
     exception that is its answer."""
     validate.byteslike("key", key)
-    alg = f"hmac-{hash_name(algorithm)}"
+    alg = f"hmac-{_hmac_hash(algorithm)}"
     key = bytes(key)
     lane = resolve(provider).lane(alg)
     messages = list(messages)

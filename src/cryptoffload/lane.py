@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from cryptography.exceptions import InvalidSignature, InvalidTag
 
 from cryptoffload.counters import FOLD_AT, Cell
+from cryptoffload.crosscheck import Check, Sampled
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.engines.base import Engine
 from cryptoffload.errors import OffloadRequired, Unavailable
@@ -46,11 +47,11 @@ class FallbackWatch:
                 self.misses.pop(name, None)
                 self._warned.discard(name)
 
-    def miss(self, name: str, reason: str) -> None:
-        """Engine ``name`` did not take an operation it claims, for ``reason``."""
+    def miss(self, name: str, reason: str, count: int = 1) -> None:
+        """Engine ``name`` did not take ``count`` operations it claims, for ``reason``."""
         with self._lock:
             reasons = self.misses.setdefault(name, {})
-            reasons[reason] = reasons.get(reason, 0) + 1
+            reasons[reason] = reasons.get(reason, 0) + count
             if sum(reasons.values()) < self.window or name in self._warned:
                 return
             self._warned.add(name)
@@ -69,7 +70,18 @@ class FallbackWatch:
 class _Route:
     """One engine's place on an algorithm's route: its size window and its counter cell."""
 
-    __slots__ = ("ceiling", "cell", "denied", "engine", "floor", "high", "low", "name", "pending")
+    __slots__ = (
+        "ceiling",
+        "cell",
+        "denied",
+        "disabled",
+        "engine",
+        "floor",
+        "high",
+        "low",
+        "name",
+        "pending",
+    )
 
     def __init__(self, engine: Engine, low: int, high: int | None, denied: bool, cell: Cell):
         self.engine = engine
@@ -77,14 +89,22 @@ class _Route:
         self.low = low
         self.high = high
         self.denied = denied
+        self.disabled = False
         self.cell = cell
         self.pending = cell.pending
         # One chained comparison admits an op: floor <= size <= ceiling (denied: never).
         self.floor = _NEVER if denied else low
         self.ceiling = high if high is not None else sys.maxsize
 
+    def disable(self) -> None:
+        """Take no more ops (a cross-check found a wrong result); they are declined "disabled"."""
+        self.disabled = True
+        self.floor = _NEVER
+
     def refusal(self, size: int) -> str | None:
         """Why the policy holds an op of ``size`` bytes back from this engine, or None."""
+        if self.disabled:
+            return "disabled"
         if self.denied:
             return "denied"
         if size < self.low:
@@ -110,6 +130,8 @@ class Lane:
         "_cell",
         "_pending",
         "alg",
+        "hold_above",
+        "hold_below",
         "provider",
         "required",
         "routes",
@@ -126,9 +148,13 @@ class Lane:
         routes = []
         for engine in provider._routed:
             caps = provider.capabilities[engine.name]
-            if alg in caps.algorithms:
-                low, high = policy.limits(alg, caps.min_size)
-                routes.append(_Route(engine, low, high, denied, counters.cell(engine.name, alg)))
+            if alg in caps.algorithms and not policy.excludes(alg, engine.name):
+                low, high = policy.limits(alg, caps.min_size, engine.name)
+                cell = counters.cell(engine.name, alg)
+                route = _Route(engine, low, high, denied, cell)
+                if provider.cross_check:
+                    route.engine = _sampled(provider, route, alg)
+                routes.append(route)
         self.routes: tuple[_Route, ...] = tuple(routes)
         self.required = policy.requires(alg)
         self.software_only = not routes and not self.required
@@ -136,10 +162,63 @@ class Lane:
         self._pending = self._cell.pending
         #: Record one software op of n bytes, nothing more (a C call): for a primitive that
         #: passes through :meth:`in_force` on every operation, which keeps the record short.
+        #: ``tally(~n)`` records an op of n bytes that the policy kept from every engine (see
+        #: :meth:`holds_back`): the engines' declines are counted when the cell folds.
         self.tally = self._pending.append
+        self.set_holds()
+        if routes:
+            self._cell.on_held = self._count_held
 
     def __repr__(self) -> str:
         return f"<Lane {self.alg} engines={[r.name for r in self.routes]}>"
+
+    def set_holds(self) -> None:
+        """Work out the sizes the policy keeps from every engine on the route (after a route's
+        window changes, e.g. one disabled by the cross-check)."""
+        routes = self.routes
+        if self.required or not routes:
+            # Nothing is held back: offload is required, or no engine claims the algorithm
+            # (software_only, which primitives check first).
+            self.hold_below, self.hold_above = -1, _NEVER
+            return
+        self.hold_below = min(route.floor for route in routes)
+        self.hold_above = max(route.ceiling for route in routes)
+
+    def holds_back(self, size: int) -> bool:
+        """Whether the policy keeps an op of ``size`` bytes from every engine on the route.
+
+        A primitive may then run the op in software itself, as on a software-only lane, and
+        record it with ``tally(~size)``: each engine's decline (below-threshold, too-large,
+        denied, disabled) is counted from that record, as :meth:`run` counts it, without the
+        Op, the validation and the software engine's per-op set-up. The hot paths inline the
+        test: ``size < lane.hold_below or size > lane.hold_above``.
+        """
+        return size < self.hold_below or size > self.hold_above
+
+    def _count_held(self, sizes: list[int]) -> None:
+        """Count the declines of ops held back from every engine (the software cell's fold):
+        per route, the reason :meth:`_Route.refusal` gives, counted at C speed."""
+        watch = self.provider.watch
+        n = len(sizes)
+        for route in self.routes:
+            if route.disabled:
+                reasons = {"disabled": n}
+            elif route.denied:
+                reasons = {"denied": n}
+            else:
+                below = sum(map(route.low.__gt__, sizes))
+                above = sum(map(route.high.__lt__, sizes)) if route.high is not None else 0
+                # An op recorded before the window moved may now fit it: "unsupported".
+                reasons = {"below-threshold": below, "too-large": above}
+                reasons["unsupported"] = n - below - above
+            cell = route.cell
+            with cell.lock:
+                for reason, k in reasons.items():
+                    if k:
+                        cell.declined[reason] = cell.declined.get(reason, 0) + k
+            for reason, k in reasons.items():
+                if k:
+                    watch.miss(route.name, reason, k)
 
     def in_force(self, explicit: Provider | None) -> Lane:
         """This lane if its provider is the one in force (``explicit``, else the innermost
@@ -354,6 +433,31 @@ class Lane:
 
 
 _ANSWERS = (InvalidTag, InvalidSignature)
+
+
+def _sampled(provider: Provider, route: _Route, alg: str) -> Sampled:
+    """``route``'s engine with one result in 1 / ``provider.cross_check`` redone in software; a
+    mismatch disables the route (the engine for ``alg``), is counted and logged, and software
+    (or the next engine) answers that op."""
+    engine = route.engine
+
+    def on_mismatch(op: Op, check: Check) -> None:
+        route.disable()
+        provider.lane(alg).set_holds()
+        log.error(
+            "cross-check: engine %s returned a wrong %s result (%d-byte payload: %s); "
+            "software answered it, and %s gets no more %s operations from this provider",
+            route.name,
+            alg,
+            op.size,
+            check.detail,
+            route.name,
+            alg,
+        )
+
+    return Sampled(
+        engine, provider.cross_check, provider.software, route.cell.crosschecked, on_mismatch
+    )
 
 
 def _attempt_all(engine: Engine, ops: list[Op]) -> list[Any]:

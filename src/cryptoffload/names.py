@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
+from cryptography.exceptions import UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives import hashes
 
 HASH_NAMES: dict[str, str] = {
@@ -17,8 +18,21 @@ HASH_NAMES: dict[str, str] = {
     "sha512": "sha512",
     "sha512-224": "sha512_224",
     "sha512-256": "sha512_256",
+    "sha3-224": "sha3_224",
+    "sha3-256": "sha3_256",
+    "sha3-384": "sha3_384",
+    "sha3-512": "sha3_512",
+    "shake128": "shake_128",
+    "shake256": "shake_256",
+    "blake2b": "blake2b",
+    "blake2s": "blake2s",
+    "sm3": "sm3",
+    "md5": "md5",
 }
 """Our hash names, mapped to the names hashlib and OpenSSL know them by."""
+
+#: Extendable-output functions: their output length is a parameter (``HashOp.length``).
+XOF_NAMES = frozenset({"shake128", "shake256"})
 
 #: Our hash names -> hashlib constructors (the named ones are faster than hashlib.new(name)).
 HASHLIB: dict[str, Callable[..., Any]] = {
@@ -29,6 +43,17 @@ HASHLIB: dict[str, Callable[..., Any]] = {
     "sha512": hashlib.sha512,
     "sha512-224": functools.partial(hashlib.new, "sha512_224"),
     "sha512-256": functools.partial(hashlib.new, "sha512_256"),
+    "sha3-224": hashlib.sha3_224,
+    "sha3-256": hashlib.sha3_256,
+    "sha3-384": hashlib.sha3_384,
+    "sha3-512": hashlib.sha3_512,
+    "shake128": hashlib.shake_128,
+    "shake256": hashlib.shake_256,
+    # BLAKE2 through OpenSSL (as `cryptography` runs it), not hashlib's own C code.
+    "blake2b": functools.partial(hashlib.new, "blake2b"),
+    "blake2s": functools.partial(hashlib.new, "blake2s"),
+    "sm3": functools.partial(hashlib.new, "sm3"),
+    "md5": hashlib.md5,
 }
 
 _CRYPTOGRAPHY_HASH = {
@@ -39,8 +64,19 @@ _CRYPTOGRAPHY_HASH = {
     hashes.SHA512.name: "sha512",
     hashes.SHA512_224.name: "sha512-224",
     hashes.SHA512_256.name: "sha512-256",
+    hashes.SHA3_224.name: "sha3-224",
+    hashes.SHA3_256.name: "sha3-256",
+    hashes.SHA3_384.name: "sha3-384",
+    hashes.SHA3_512.name: "sha3-512",
+    hashes.SHAKE128.name: "shake128",
+    hashes.SHAKE256.name: "shake256",
+    hashes.BLAKE2b.name: "blake2b",
+    hashes.BLAKE2s.name: "blake2s",
+    hashes.SM3.name: "sm3",
+    hashes.MD5.name: "md5",
 }
 
+#: The SHA-1/SHA-2 family (what signatures, bench rows and the self-test use).
 HASH_CLASSES: dict[str, type[hashes.HashAlgorithm]] = {
     "sha1": hashes.SHA1,
     "sha224": hashes.SHA224,
@@ -52,19 +88,41 @@ HASH_CLASSES: dict[str, type[hashes.HashAlgorithm]] = {
 }
 
 AES_MODES = ("ecb", "cbc", "ctr", "cfb", "ofb", "gcm", "ccm")
+#: Modes beyond AES_MODES: AES-CFB8, AES-OCB3 (`ocb`), AES-SIV, AES-GCM-SIV and AES-XTS.
+MORE_AES = (
+    [f"aes-{bits}-{mode}" for bits in (128, 192, 256) for mode in ("cfb8", "ocb")]
+    + [f"aes-{bits}-siv" for bits in (128, 192, 256)]
+    + [f"aes-{bits}-gcm-siv" for bits in (128, 192, 256)]
+    + ["aes-128-xts", "aes-256-xts"]
+)
+#: Triple DES (EDE, three keys): `3des-MODE`, and CMAC over it.
+TDES_MODES = ("ecb", "cbc", "cfb", "cfb8", "ofb")
+#: The AEADs by name that are not AES modes.
+MORE_AEADS = ("chacha20-poly1305",)
 RSA_SIZES = (1024, 2048, 3072, 4096)
 FFDHE_NAMES = ("ffdhe2048", "ffdhe3072", "ffdhe4096", "ffdhe6144", "ffdhe8192")
+#: Finite-field DH in groups other than RFC 7919's: `dh-<bits of p>` (these sizes listed).
+DH_SIZES = (1024, 2048, 3072, 4096, 6144, 8192)
+DSA_SIZES = (1024, 2048, 3072, 4096)
+#: EdDSA signatures, and X25519/X448 agreement, by name.
+EDDSA_NAMES = ("ed25519-sign", "ed25519-verify", "ed448-sign", "ed448-verify")
+XDH_NAMES = ("x25519", "x448")
 
 
 def hash_name(algorithm: hashes.HashAlgorithm) -> str:
-    """Our name of a `cryptography` hash algorithm; TypeError for anything else."""
-    try:
-        return _CRYPTOGRAPHY_HASH[algorithm.name]
-    except (KeyError, AttributeError):
+    """Our name of a `cryptography` hash algorithm instance: TypeError for anything that is not
+    one (a class, a string), UnsupportedAlgorithm for a hash algorithm we do not offer."""
+    if not isinstance(algorithm, hashes.HashAlgorithm):
         raise TypeError(
-            f"hash algorithm must be one of SHA1, SHA224, SHA256, SHA384, SHA512, SHA512_224, "
-            f"SHA512_256 from cryptography.hazmat.primitives.hashes, got {algorithm!r}"
-        ) from None
+            f"Expected instance of hashes.HashAlgorithm (e.g. hashes.SHA256()), got {algorithm!r}"
+        )
+    name = _CRYPTOGRAPHY_HASH.get(getattr(algorithm, "name", None))
+    if name is None:
+        raise UnsupportedAlgorithm(
+            f"{algorithm.name!r} is not a hash algorithm cryptoffload offers",
+            _Reasons.UNSUPPORTED_HASH,
+        )
+    return name
 
 
 def aes_name(key_len: int, mode: str) -> str:
@@ -85,12 +143,19 @@ def all_algorithms() -> list[str]:
     for bits in (128, 192, 256):
         names += [f"aes-{bits}-{mode}" for mode in AES_MODES]
         names += [f"cmac-aes-{bits}", f"gmac-aes-{bits}"]
+    names += MORE_AES
+    names += MORE_AEADS
+    names += [f"3des-{mode}" for mode in TDES_MODES]
+    names.append("cmac-3des")
     names += list(HASH_NAMES)
-    names += [f"hmac-{h}" for h in HASH_NAMES]
+    names += [f"hmac-{h}" for h in HASH_NAMES if h not in XOF_NAMES]
     for bits in RSA_SIZES:
         names += [rsa_name(bits, "private"), rsa_name(bits, "public")]
     for curve in CURVES:
         names += [f"ecdsa-{curve}-sign", f"ecdsa-{curve}-verify", f"ecdh-{curve}"]
     names += list(FFDHE_NAMES)
+    names += [f"dh-{bits}" for bits in DH_SIZES]
+    names += [f"dsa-{bits}-{side}" for bits in DSA_SIZES for side in ("sign", "verify")]
+    names += [*EDDSA_NAMES, *XDH_NAMES]
     names.append("drbg")
     return names

@@ -15,14 +15,18 @@ from cryptography.exceptions import InvalidSignature, InvalidTag
 
 #: What each field holds. A field an entry of :data:`CONTRACT` does not list is None.
 FIELDS: dict[str, str] = {
-    "key": "the key: bytes for AES and HMAC (or a DeviceKey for AES: only its engine can use "
-    "it), a `cryptography` key object for RSA, EC and DH",
-    "iv": "bytes: the IV or initial counter block (cipher; None for ECB), the nonce (aead, GMAC)",
+    "key": "the key: bytes for the symmetric algorithms (or a DeviceKey for AES: only its engine "
+    "can use it; Triple DES: the 24-byte form; XTS: both keys), a `cryptography` key object for "
+    "RSA, EC, DSA, Ed25519, Ed448, X25519 and X448, a `blocks.ffdh.PrivateKey` for DH (FFDH "
+    "runs on GMP, not on `cryptography`'s deprecated API)",
+    "iv": "bytes: the IV, initial counter block or XTS tweak (cipher; None for ECB), the nonce "
+    "(aead, GMAC; None for AES-SIV without one)",
     "data": "bytes-like: the payload (plaintext, ciphertext, message); for an AEAD decrypt the "
     "ciphertext followed by its tag",
     "out": "a bytearray or writable byte memoryview with room for len(data) bytes, or None: "
     "where the result goes instead of a new bytes (cipher; the caller's update_into buffer)",
-    "aad": "bytes-like or None: associated data, authenticated and not encrypted (aead)",
+    "aad": "bytes-like or None: associated data, authenticated and not encrypted (aead; for "
+    "AES-SIV a tuple of bytes-like items, RFC 5297's vector, the nonce not among them)",
     "tag_length": "int: bytes of authentication tag, produced on encrypt, expected at the end "
     "of data on decrypt (aead, GMAC)",
     "digest": "bytes: the message's digest under hash_alg, to sign or verify against",
@@ -31,8 +35,9 @@ FIELDS: dict[str, str] = {
     "padding": "a `cryptography` padding object: PKCS1v15(), PSS(...), OAEP(...)",
     "hash_alg": "a `cryptography` HashAlgorithm: the hash that made digest",
     "deterministic": "bool: derive the ECDSA nonce from key and digest (RFC 6979)",
-    "peer": "a `cryptography` public key object of the other party",
-    "length": "int: bytes wanted (rng)",
+    "peer": "the other party's public key: a `cryptography` key object (ECDH, X25519, X448), "
+    "a `blocks.ffdh.PublicKey` (FFDH)",
+    "length": "int: bytes wanted (rng; the output of an extendable-output hash, SHAKE)",
 }
 
 
@@ -65,19 +70,22 @@ CONTRACT: dict[tuple[str, str], Entry] = {
         (bytes, int),
     ),
     ("aead", "encrypt"): Entry(
-        ("key", "iv", "data", "tag_length"),
-        ("aad",),
-        "bytes: ciphertext followed by the tag, len(data) + tag_length",
+        ("key", "data", "tag_length"),
+        ("iv", "aad"),
+        "bytes: ciphertext followed by the tag, len(data) + tag_length (AES-SIV: the tag, the "
+        "synthetic IV, first, as RFC 5297 lays it out)",
         _BYTES,
     ),
     ("aead", "decrypt"): Entry(
-        ("key", "iv", "data", "tag_length"),
-        ("aad",),
+        ("key", "data", "tag_length"),
+        ("iv", "aad"),
         "bytes: plaintext, len(data) - tag_length; InvalidTag (and no plaintext) if altered",
         _BYTES,
         (InvalidTag,),
     ),
-    ("hash", "digest"): Entry(("data",), (), "bytes: the digest", _BYTES),
+    ("hash", "digest"): Entry(
+        ("data",), ("length",), "bytes: the digest (SHAKE: length bytes of output)", _BYTES
+    ),
     ("mac", "mac"): Entry(
         ("key", "data"),
         ("iv", "tag_length"),
@@ -117,6 +125,25 @@ CONTRACT: dict[tuple[str, str], Entry] = {
     ("ecdh", "exchange"): Entry(("key", "peer"), (), "bytes: the shared x coordinate", _BYTES),
     ("dh", "exchange"): Entry(
         ("key", "peer"), (), "bytes: the shared secret, as long as p", _BYTES
+    ),
+    ("eddsa", "sign"): Entry(("key", "data"), (), "bytes: the signature of data", _BYTES),
+    ("eddsa", "verify"): Entry(
+        ("key", "data", "signature"),
+        (),
+        "None; InvalidSignature if the signature does not hold",
+        type(None),
+        (InvalidSignature,),
+    ),
+    ("xdh", "exchange"): Entry(
+        ("key", "peer"), (), "bytes: the shared secret; ValueError if all zeros", _BYTES
+    ),
+    ("dsa", "sign"): Entry(("key", "digest", "hash_alg"), (), "bytes: DER signature", _BYTES),
+    ("dsa", "verify"): Entry(
+        ("key", "digest", "signature", "hash_alg"),
+        (),
+        "None; InvalidSignature if the signature does not hold",
+        type(None),
+        (InvalidSignature,),
     ),
     ("rng", "seed"): Entry(("length",), (), "bytes: length random bytes", _BYTES),
 }
@@ -169,7 +196,8 @@ class _PayloadOp(Op):
 
 
 class CipherOp(_PayloadOp):
-    """AES ECB/CBC/CTR/CFB/OFB: ``key``, ``iv`` (None for ECB), ``data``, and ``out``.
+    """AES ECB/CBC/CTR/CFB/CFB8/OFB/XTS, Triple DES: ``key``, ``iv`` (None for ECB), ``data``,
+    and ``out``.
 
     With ``out`` the engine writes the result into the caller's buffer (no copy on the way
     back: the kernel or the DMA engine writes it there) and returns its length. A cipher has
@@ -199,7 +227,8 @@ class CipherOp(_PayloadOp):
 
 
 class AeadOp(Op):
-    """AES-GCM/CCM: ``key``, ``iv`` (the nonce), ``data``, ``aad``, ``tag_length``.
+    """AES-GCM/CCM/OCB3/SIV/GCM-SIV, ChaCha20-Poly1305: ``key``, ``iv`` (the nonce), ``data``,
+    ``aad``, ``tag_length``.
 
     Encrypt returns ciphertext and tag in one buffer; decrypt takes them in one buffer (``data``
     ends with ``tag_length`` bytes of tag), as OpenSSL, AF_ALG and the CAAM all lay them out.
@@ -227,16 +256,17 @@ class AeadOp(Op):
 
 
 class HashOp(_PayloadOp):
-    """A digest of ``data``."""
+    """A digest of ``data``; ``length`` is the output wanted of a SHAKE (None for the others)."""
 
-    __slots__ = ("data",)
+    __slots__ = ("data", "length")
     family = "hash"
-    FIELDS = ("data",)
+    FIELDS = ("data", "length")
 
-    def __init__(self, alg: str, kind: str, data: Any) -> None:
+    def __init__(self, alg: str, kind: str, data: Any, length: int | None = None) -> None:
         self.alg = alg
         self.kind = kind
         self.data = data
+        self.length = length
 
 
 class MacOp(_PayloadOp):
@@ -342,10 +372,59 @@ class EcdhOp(ExchangeOp):
 
 
 class DhOp(ExchangeOp):
-    """Finite-field DH in an RFC 7919 group."""
+    """Finite-field DH: ``key`` and ``peer`` are ``blocks.ffdh`` records (p, g, q; x, y)."""
 
     __slots__ = ()
     family = "dh"
+
+
+class XdhOp(ExchangeOp):
+    """X25519 or X448 with `cryptography` keys."""
+
+    __slots__ = ()
+    family = "xdh"
+
+
+class EddsaOp(Op):
+    """Ed25519 or Ed448 with a `cryptography` key: sign ``data`` (the message), or verify."""
+
+    __slots__ = ("data", "key", "signature")
+    family = "eddsa"
+    FIELDS = ("key", "data", "signature")
+
+    def __init__(
+        self, alg: str, kind: str, key: Any, data: Any, *, signature: bytes | None = None
+    ) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.key = key
+        self.data = data
+        self.signature = signature
+
+
+class DsaOp(Op):
+    """DSA with a `cryptography` key: sign or verify a ``digest``."""
+
+    __slots__ = ("digest", "hash_alg", "key", "signature")
+    family = "dsa"
+    FIELDS = ("key", "digest", "signature", "hash_alg")
+
+    def __init__(
+        self,
+        alg: str,
+        kind: str,
+        key: Any,
+        digest: bytes,
+        hash_alg: Any,
+        *,
+        signature: bytes | None = None,
+    ) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.key = key
+        self.digest = digest
+        self.hash_alg = hash_alg
+        self.signature = signature
 
 
 class RngOp(Op):
@@ -368,7 +447,10 @@ class RngOp(Op):
 #: The record class of each family.
 OP_CLASSES: dict[str, type[Op]] = {
     cls.family: cls
-    for cls in (CipherOp, AeadOp, HashOp, MacOp, RsaOp, EcdsaOp, EcdhOp, DhOp, RngOp)
+    for cls in (
+        *(CipherOp, AeadOp, HashOp, MacOp, RsaOp, EcdsaOp, EcdhOp, DhOp, RngOp),
+        *(XdhOp, EddsaOp, DsaOp),
+    )
 }
 
 

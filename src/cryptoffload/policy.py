@@ -73,6 +73,38 @@ def _check_names(name: str, names: Iterable[str] | None) -> tuple[str, ...]:
     return out
 
 
+_ENGINE_KEYS = ("min_size", "max_size", "exclude")
+
+
+def _check_engines(engines: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """Per-engine sections, checked as the top-level entries are."""
+    if engines is None:
+        return {}
+    if not isinstance(engines, Mapping):
+        raise TypeError(f"engines must map engine names to tables, got {type(engines).__name__}")
+    out = {}
+    for name, section in engines.items():
+        if not isinstance(name, str) or not isinstance(section, Mapping):
+            raise TypeError(f"engines entries must be engine name -> table, got {name!r}")
+        unknown = set(section) - set(_ENGINE_KEYS)
+        if unknown:
+            raise ValueError(
+                f"engines[{name!r}]: unknown key(s) {sorted(unknown)}; "
+                f"expected some of {list(_ENGINE_KEYS)}"
+            )
+        where = f"engines[{name!r}]"
+        out[name] = {
+            "min_size": _check_sizes(f"{where}.min_size", section.get("min_size")),
+            "max_size": _check_sizes(f"{where}.max_size", section.get("max_size")),
+            "exclude": _check_names(f"{where}.exclude", section.get("exclude")),
+        }
+    return out
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else dict(value)
+
+
 def _lookup(table: Mapping[str, int], alg: str) -> int | None:
     """Exact name first, then the most specific glob (the longest pattern)."""
     if alg in table:
@@ -90,9 +122,16 @@ class Policy:
     algorithms that must be offloaded: when no engine takes one, :class:`OffloadRequired` is raised
     instead of running software. A name that is no algorithm, or a glob that matches none, is a
     ValueError: a typo in a policy must not pass unnoticed.
+
+    ``engines`` holds what applies to one engine only, by engine name: its own ``min_size`` and
+    ``max_size`` (which win over the ones above for that engine), and ``exclude``: algorithms the
+    engine is not offered at all, as if it did not claim them (no per-operation cost, no decline
+    counted; where only software is left, the primitives call OpenSSL directly).
+    ``cryptoffload calibrate`` writes these from measurements, with the figures behind them in
+    ``calibration`` (plain data, kept and written back, never read for routing).
     """
 
-    __slots__ = ("deny", "max_size", "min_size", "require")
+    __slots__ = ("calibration", "deny", "engines", "max_size", "min_size", "require")
 
     def __init__(
         self,
@@ -100,16 +139,23 @@ class Policy:
         max_size: Mapping[str, int] | None = None,
         require: Iterable[str] | None = None,
         deny: Iterable[str] | None = None,
+        engines: Mapping[str, Mapping[str, Any]] | None = None,
+        calibration: Mapping[str, Any] | None = None,
     ) -> None:
         self.min_size = _check_sizes("min_size", min_size)
         self.max_size = _check_sizes("max_size", max_size)
         self.require = _check_names("require", require)
         self.deny = _check_names("deny", deny)
+        self.engines = _check_engines(engines)
+        if calibration is not None and not isinstance(calibration, Mapping):
+            raise TypeError(f"calibration must be a table, got {type(calibration).__name__}")
+        self.calibration = dict(calibration) if calibration is not None else None
 
     def __repr__(self) -> str:
+        engines = f", engines={self.engines!r}" if self.engines else ""
         return (
             f"Policy(min_size={self.min_size!r}, max_size={self.max_size!r}, "
-            f"require={list(self.require)!r}, deny={list(self.deny)!r})"
+            f"require={list(self.require)!r}, deny={list(self.deny)!r}{engines})"
         )
 
     def __eq__(self, other: object) -> bool:
@@ -123,33 +169,58 @@ class Policy:
         """True when ``alg`` must be offloaded."""
         return any(fnmatch.fnmatchcase(alg, pat) for pat in self.require)
 
+    def excludes(self, alg: str, engine: str) -> bool:
+        """True when ``engine`` is not to be offered ``alg`` at all (its ``exclude`` list)."""
+        section = self.engines.get(engine)
+        return section is not None and any(
+            fnmatch.fnmatchcase(alg, pat) for pat in section["exclude"]
+        )
+
     def limits(
-        self, alg: str, engine_min: Mapping[str, int] | None = None
+        self,
+        alg: str,
+        engine_min: Mapping[str, int] | None = None,
+        engine: str | None = None,
     ) -> tuple[int, int | None]:
         """(minimum, maximum) payload bytes an engine may take for ``alg``.
 
-        The policy's own value wins; then the engine's suggestion; then the built-in default.
+        The section of ``engine`` (by name) wins; then the policy's own value; then the
+        engine's suggestion; then the built-in default.
         """
-        low = _lookup(self.min_size, alg)
+        section = self.engines.get(engine) if engine is not None else None
+        low = _lookup(section["min_size"], alg) if section else None
+        if low is None:
+            low = _lookup(self.min_size, alg)
         if low is None and engine_min:
             low = _lookup(engine_min, alg)
         if low is None:
             low = _lookup(DEFAULT_MIN_SIZE, alg)
-        return (low or 0, _lookup(self.max_size, alg))
+        high = _lookup(section["max_size"], alg) if section else None
+        if high is None:
+            high = _lookup(self.max_size, alg)
+        return (low or 0, high)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data, as written to TOML."""
-        return {
+        """Plain data, as written to TOML (``engines`` and ``calibration`` only when set)."""
+        out: dict[str, Any] = {
             "require": list(self.require),
             "deny": list(self.deny),
             "min_size": dict(self.min_size),
             "max_size": dict(self.max_size),
         }
+        if self.engines:
+            out["engines"] = {
+                name: {key: _plain(value) for key, value in section.items() if value}
+                for name, section in self.engines.items()
+            }
+        if self.calibration is not None:
+            out["calibration"] = self.calibration
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "policy") -> Policy:
         """Build from plain data; unknown keys are an error, so a typo is never ignored."""
-        known = {"require", "deny", "min_size", "max_size"}
+        known = {"require", "deny", "min_size", "max_size", "engines", "calibration"}
         unknown = set(data) - known
         if unknown:
             raise ValueError(
@@ -161,6 +232,8 @@ class Policy:
                 max_size=data.get("max_size"),
                 require=data.get("require"),
                 deny=data.get("deny"),
+                engines=data.get("engines"),
+                calibration=data.get("calibration"),
             )
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{source}: {exc}") from None

@@ -39,11 +39,33 @@ class Provider:
     ``engines`` are spec strings (``"afalg:cbc-aes-caam"``) or engine objects. Each is probed once
     here; one that is not available is kept in :attr:`unavailable` with its reason and never
     routed to.
+
+    ``cross_check`` (a fraction, 0 by default: off) is the share of engine results recomputed in
+    software, sampled at random intervals (``1/1000``: about one in a thousand). A result that
+    disagrees is replaced by software's answer, counted (``mismatches`` in the counters, and a
+    fault) and logged as an error, and that engine gets no more operations of that algorithm
+    from this provider (declined ``disabled``; see :meth:`disabled`). Off, it costs nothing.
     """
 
-    def __init__(self, engines: Iterable[Engine | str] = (), policy: Policy | None = None) -> None:
+    def __init__(
+        self,
+        engines: Iterable[Engine | str] = (),
+        policy: Policy | None = None,
+        cross_check: float = 0.0,
+    ) -> None:
         if isinstance(engines, (str, bytes)):
             engines = [engines]
+        if isinstance(cross_check, bool) or not isinstance(cross_check, (int, float)):
+            raise TypeError(
+                f"cross_check must be a fraction of results to check, e.g. 1/1000; "
+                f"got {cross_check!r}"
+            )
+        if not 0 <= cross_check <= 1:
+            raise ValueError(
+                f"cross_check must be between 0 (off) and 1 (every result), got {cross_check}"
+            )
+        #: The share of engine results recomputed in software (0: none).
+        self.cross_check = float(cross_check)
         self.policy = policy if policy is not None else Policy()
         self.software: Engine | None = None
         routed: list[Engine] = []
@@ -72,13 +94,14 @@ class Provider:
         self.capabilities[SOFTWARE] = _probe(self.software)
         self.engines: tuple[Engine, ...] = (*routed, self.software)
         self._routed = tuple(routed)
-        self.counters = Counters(tuple(e.name for e in self.engines))
+        self.counters = Counters(tuple(e.name for e in self.engines), checks=self.cross_check > 0)
         self._lanes: dict[str, Lane] = {}
         #: Engines that claimed operations and offloaded none of them lately.
         self.watch = FallbackWatch(SILENT_FALLBACK_WINDOW)
 
     def __repr__(self) -> str:
-        return f"<Provider engines={[e.name for e in self.engines]}>"
+        checks = f" cross_check={self.cross_check:g}" if self.cross_check else ""
+        return f"<Provider engines={[e.name for e in self.engines]}{checks}>"
 
     def lane(self, alg: str) -> Lane:
         """The way ``alg`` goes through this provider (built on first use, then kept)."""
@@ -93,6 +116,15 @@ class Provider:
         if lane is None:
             lane = self.lane(op.alg)
         return lane.run(op)
+
+    def disabled(self) -> dict[str, list[str]]:
+        """Engine -> algorithms it gets no more operations of: a cross-check found it wrong."""
+        out: dict[str, list[str]] = {}
+        for alg, lane in list(self._lanes.items()):
+            for route in lane.routes:
+                if route.disabled:
+                    out.setdefault(route.name, []).append(alg)
+        return {name: sorted(algs) for name, algs in out.items()}
 
     def close(self) -> None:
         """Release every engine's devices and sockets."""

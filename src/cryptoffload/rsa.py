@@ -7,7 +7,18 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
-from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateNumbers, RSAPublicNumbers
+from cryptography.hazmat.primitives.asymmetric.padding import AsymmetricPadding
+from cryptography.hazmat.primitives.asymmetric.rsa import (
+    RSAPrivateNumbers,
+    RSAPublicNumbers,
+    _modinv,
+    rsa_crt_dmp1,
+    rsa_crt_dmq1,
+    rsa_crt_iqmp,
+    rsa_recover_prime_factors,
+    rsa_recover_private_exponent,
+)
+from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 
 from cryptoffload import validate
 from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
@@ -16,15 +27,25 @@ from cryptoffload.ops import RsaOp
 from cryptoffload.provider import Provider
 
 __all__ = [
+    "AsymmetricPadding",
     "RSAPrivateKey",
+    "RSAPrivateKeyWithSerialization",
     "RSAPrivateNumbers",
     "RSAPublicKey",
+    "RSAPublicKeyWithSerialization",
     "RSAPublicNumbers",
     "generate_private_key",
     "padding",
     "private_key_from_numbers",
     "public_key_from_numbers",
+    "rsa_crt_dmp1",
+    "rsa_crt_dmq1",
+    "rsa_crt_iqmp",
+    "rsa_recover_prime_factors",
+    "rsa_recover_private_exponent",
 ]
+#: `cryptography`'s modular inverse (its own tests read it).
+__all__ += ["_modinv"]
 
 
 class RSAPublicKey(PublicKey):
@@ -46,6 +67,8 @@ class RSAPublicKey(PublicKey):
             validate.byteslike("signature", signature)
             validate.rsa_padding(padding)
             check_hash(algorithm)
+            if isinstance(algorithm, Prehashed):  # as `cryptography`: the digest before the rest
+                validate.digest_fits(data, algorithm._algorithm)
             try:
                 pkcs1.check_signature_length(signature, self._key.key_size)
                 self._key.verify(signature, data, padding, algorithm)
@@ -116,6 +139,8 @@ class RSAPrivateKey(PrivateKey):
         if lane.software_only:
             validate.byteslike("ciphertext", ciphertext)
             validate.rsa_padding(padding)
+            # Refused uncounted, as on the engine path: not a ciphertext of this key at all.
+            validate.rsa_ciphertext(ciphertext, self._key.public_key().public_numbers().n)
             try:
                 return self._key.decrypt(ciphertext, padding)
             finally:
@@ -146,3 +171,9 @@ def public_key_from_numbers(
 ) -> RSAPublicKey:
     """The public key (e, n)."""
     return RSAPublicKey(numbers.public_key(), provider=provider)
+
+
+RSAPublicKeyWithSerialization = RSAPublicKey
+RSAPrivateKeyWithSerialization = RSAPrivateKey
+_rsa.RSAPublicKey.register(RSAPublicKey)
+_rsa.RSAPrivateKey.register(RSAPrivateKey)

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 from cryptoffload.blocks import pkcs1
 from cryptoffload.devicekey import DeviceKey
-from cryptoffload.names import hash_name
+from cryptoffload.names import XOF_NAMES, hash_name
 
 AES_KEY_SIZES = (16, 24, 32)
 GCM_TAG_SIZES = frozenset({4, 8, 12, 13, 14, 15, 16})
@@ -38,20 +38,50 @@ def aes_key(key: Any) -> None:
         raise ValueError(f"AES key must be 16, 24 or 32 bytes, got {len(key)}")
 
 
-def block_iv(mode: str, iv: Any) -> None:
-    """CBC/CTR/CFB/OFB take a 16-byte IV (or initial counter block)."""
+def block_iv(mode: str, iv: Any, size: int = BLOCK) -> None:
+    """CBC/CTR/CFB/CFB8/OFB take an IV (or initial counter block) of one block, XTS a 16-byte
+    tweak."""
     byteslike("iv", iv)
-    if len(iv) != BLOCK:
-        raise ValueError(f"{mode.upper()} IV must be 16 bytes, got {len(iv)}")
+    if len(iv) != size:
+        raise ValueError(f"{mode.upper()} IV must be {size} bytes, got {len(iv)}")
 
 
-def block_aligned(mode: str, length: int) -> None:
-    """ECB and CBC process whole 16-byte blocks (no padding is added)."""
-    if length % BLOCK:
+def block_aligned(mode: str, length: int, size: int = BLOCK) -> None:
+    """ECB and CBC process whole blocks (no padding is added)."""
+    if length % size:
         raise ValueError(
-            f"{mode.upper()} data must be a multiple of 16 bytes (no padding is applied), "
+            f"{mode.upper()} data must be a multiple of {size} bytes (no padding is applied), "
             f"got {length}"
         )
+
+
+def cipher_key(alg: str, key: Any, sizes: tuple[int, ...]) -> None:
+    """A cipher key of one of ``sizes`` bytes (AES: or a DeviceKey)."""
+    if sizes == AES_KEY_SIZES:
+        aes_key(key)
+        return
+    byteslike("key", key)
+    if len(key) not in sizes:
+        wanted = " or ".join(str(n) for n in sizes)
+        raise ValueError(f"{alg} key must be {wanted} bytes, got {len(key)}")
+
+
+def xts_keys(key: Any) -> None:
+    """An XTS key's two halves must differ (OpenSSL refuses to encrypt with duplicated keys)."""
+    half = len(key) // 2
+    if bytes(key[:half]) == bytes(key[half:]):
+        raise ValueError("In XTS mode duplicated keys are not allowed")
+
+
+#: Longest data or associated data an AEAD takes (as `cryptography`: OverflowError beyond it).
+AEAD_MAX = 2**31 - 1
+
+
+def aead_lengths(data: Any, aad: Any) -> None:
+    """OverflowError for data or associated data longer than AEAD_MAX bytes."""
+    items = aad if isinstance(aad, (tuple, list)) else (aad,)
+    if len(data) > AEAD_MAX or any(a is not None and len(a) > AEAD_MAX for a in items):
+        raise OverflowError("Data or associated data too long. Max 2**31 - 1 bytes")
 
 
 def _byte_view(out: Any) -> bool:
@@ -93,7 +123,7 @@ def ccm_nonce(nonce: Any, data_len: int) -> None:
     length_bytes = 15 - len(nonce)
     if length_bytes < 8 and data_len >= 1 << (8 * length_bytes):
         raise ValueError(
-            f"CCM data of {data_len} bytes is too long for a {len(nonce)}-byte nonce "
+            f"Data too long for nonce: CCM data of {data_len} bytes, {len(nonce)}-byte nonce "
             f"(at most {(1 << (8 * length_bytes)) - 1} bytes)"
         )
 
@@ -157,6 +187,45 @@ def rsa_padding(pad: Any) -> None:
                 )
 
 
+def rsa_signature_fits(pad: Any, hash_alg: Any, key_bits: int) -> None:
+    """A PSS salt (resolved from its spec; AUTO is for verifying only) and the digest fit the
+    key (RFC 8017 9.1.1 step 3): ValueError otherwise, as OpenSSL refuses them."""
+    if isinstance(pad, padding.PSS):
+        salt = pkcs1.salt_length_for(pad, hash_alg, key_bits)
+        if -(-(key_bits - 1) // 8) < hash_alg.digest_size + salt + 2:
+            raise ValueError(
+                f"digest ({hash_alg.digest_size} bytes) and salt ({salt} bytes) too long for a "
+                f"{key_bits}-bit key; use a larger key or a shorter salt"
+            )
+
+
+def rsa_message_fits(pad: Any, length: int, key_bits: int) -> None:
+    """A message to encrypt fits the key with its padding (RFC 8017 7.1.1 step 1b, 7.2.1 step
+    1): ValueError otherwise, as OpenSSL refuses it."""
+    k = -(-key_bits // 8)
+    if isinstance(pad, padding.OAEP):
+        room = k - 2 * pkcs1.oaep_params(pad)[0].digest_size - 2
+    else:
+        room = k - 11
+    if length > room:
+        raise ValueError(
+            f"message of {length} bytes too long to encrypt with a {key_bits}-bit key and this "
+            f"padding (at most {max(room, 0)})"
+        )
+
+
+def rsa_ciphertext(data: Any, modulus: int) -> None:
+    """A ciphertext to decrypt is k bytes (RFC 8017 7.1.2 step 1, 7.2.2 step 1) and, as a
+    number, below n (5.1.2 step 1): ValueError otherwise, as OpenSSL refuses it."""
+    k = -(-modulus.bit_length() // 8)
+    if len(data) != k:
+        raise ValueError(
+            f"Ciphertext length must be equal to key size ({k} bytes), got {len(data)}"
+        )
+    if int.from_bytes(data, "big") >= modulus:
+        raise ValueError("Decryption failed: the ciphertext is not below the modulus")
+
+
 def digest_fits(digest: Any, hash_alg: Any) -> None:
     """A digest to sign or verify: bytes as long as ``hash_alg``'s output (one we offer)."""
     hash_name(hash_alg)
@@ -178,7 +247,20 @@ def int_value(name: str, value: Any) -> None:
 # The common case of the bulk families costs a few comparisons (every chained Cipher update and
 # every engine-path AEAD op passes here); the named checks above run only to word a failure.
 
-_MODE_OF: dict[str, str] = {}
+#: Per cipher algorithm name: (mode, key sizes, block size), made on first use.
+_CIPHERS: dict[str, tuple[str, tuple[int, ...], int]] = {}
+
+
+def _cipher_spec(alg: str) -> tuple[str, tuple[int, ...], int]:
+    family, mode = alg.split("-", 1)[0], alg.rsplit("-", 1)[1]
+    if family == "3des":
+        spec = (mode, (24,), 8)
+    elif mode == "xts":  # two AES keys: aes-128-xts takes 32 bytes, aes-256-xts 64
+        spec = (mode, (int(alg.split("-")[1]) // 4,), BLOCK)
+    else:
+        spec = (mode, AES_KEY_SIZES, BLOCK)
+    _CIPHERS[alg] = spec
+    return spec
 
 
 _BUFFERS = frozenset({bytes, bytearray, memoryview})
@@ -186,17 +268,21 @@ _BUFFERS = frozenset({bytes, bytearray, memoryview})
 
 def _cipher_op(op: Any) -> None:
     key, data, iv = op.key, op.data, op.iv
-    if key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
-        aes_key(key)
+    spec = _CIPHERS.get(op.alg) or _cipher_spec(op.alg)
+    mode, key_sizes, block = spec
+    if key.__class__ is not bytes or len(key) not in key_sizes:
+        cipher_key(op.alg, key, key_sizes)
     if data.__class__ is not bytes and data.__class__ not in _BUFFERS:
         byteslike("data", data)
-    mode = _MODE_OF.get(op.alg)
-    if mode is None:
-        mode = _MODE_OF[op.alg] = op.alg.rsplit("-", 1)[1]
-    if mode != "ecb" and (iv.__class__ is not bytes or len(iv) != BLOCK):
-        block_iv(mode, iv)
-    if len(data) % BLOCK and mode in ("ecb", "cbc"):
-        block_aligned(mode, len(data))
+    if mode != "ecb" and (iv.__class__ is not bytes or len(iv) != block):
+        block_iv(mode, iv, block)
+    if len(data) % block and mode in ("ecb", "cbc"):
+        block_aligned(mode, len(data), block)
+    if mode == "xts":
+        if len(data) < BLOCK:
+            raise ValueError(f"XTS data must be at least 16 bytes, got {len(data)}")
+        if op.kind == "encrypt":
+            xts_keys(key)
     out = op.out
     if out is not None and (
         (out.__class__ is not bytearray and not _byte_view(out)) or len(out) < len(data)
@@ -204,16 +290,76 @@ def _cipher_op(op: Any) -> None:
         output_buffer(out, len(data))
 
 
+#: AEADs other than GCM and CCM, by name: (key bytes, nonce lengths or None for no nonce,
+#: what to call the nonce lengths in a message); their tags are 16 bytes.
+_AEADS: dict[str, tuple[int, tuple[int, ...] | None, str]] = {
+    "chacha20-poly1305": (32, (12,), "12"),
+}
+for _bits in (128, 192, 256):
+    _AEADS[f"aes-{_bits}-ocb"] = (_bits // 8, (12, 13, 14, 15), "between 12 and 15")
+    _AEADS[f"aes-{_bits}-gcm-siv"] = (_bits // 8, (12,), "12")
+    _AEADS[f"aes-{_bits}-siv"] = (_bits // 4, None, "")
+
+
+def aead_nonce(alg: str, nonce: Any) -> None:
+    """The nonce of an AEAD of :data:`_AEADS`: its lengths; None for AES-SIV."""
+    lengths, wording = _AEADS[alg][1:]
+    if lengths is None:
+        if nonce is not None:
+            raise ValueError("AES-SIV takes its nonce as the last associated data item")
+        return
+    byteslike("nonce", nonce)
+    if len(nonce) not in lengths:
+        raise ValueError(f"Nonce must be {wording} bytes for {alg}, got {len(nonce)}")
+
+
+def _other_aead(op: Any, payload: int) -> None:
+    spec = _AEADS.get(op.alg)
+    if spec is None:
+        raise ValueError(f"unknown AEAD {op.alg!r}")
+    key = op.key
+    byteslike("key", key)
+    if len(key) != spec[0]:
+        raise ValueError(f"{op.alg} key must be {spec[0]} bytes, got {len(key)}")
+    aead_nonce(op.alg, op.iv)
+    if op.tag_length != 16:
+        raise ValueError(f"{op.alg} tags are 16 bytes, got {op.tag_length}")
+    if spec[1] is None:
+        aad = op.aad
+        if aad is not None:
+            if aad.__class__ is not tuple:
+                raise TypeError("AES-SIV associated data must be a tuple of bytes-like items")
+            for item in aad:
+                byteslike("associated_data", item)
+            aead_lengths(b"", aad)
+    if payload < 0:
+        raise InvalidTag
+
+
+_MAX = AEAD_MAX
+
+
 def _aead_op(op: Any) -> None:
     key, iv, data, aad, tag_length = op.key, op.iv, op.data, op.aad, op.tag_length
-    if key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
-        aes_key(key)
     if data.__class__ is not bytes and data.__class__ not in _BUFFERS:
         byteslike("data", data)
-    if aad is not None and aad.__class__ not in _BUFFERS:
-        byteslike("associated_data", aad)
-    payload = len(data) if op.kind == "encrypt" else len(data) - tag_length
-    if op.alg[-3] == "g":  # -gcm, not -ccm
+    if aad is not None:
+        if aad.__class__ not in _BUFFERS:
+            if aad.__class__ is not tuple or _AEADS.get(op.alg, (0, 0))[1] is not None:
+                byteslike("associated_data", aad)  # a tuple is AES-SIV's (checked there)
+        elif len(aad) > _MAX:
+            aead_lengths(data, aad)
+    n = len(data)
+    if n > _MAX:
+        aead_lengths(data, aad)
+    payload = n if op.kind == "encrypt" else n - tag_length
+    code = op.alg[-3]
+    if code not in "gc":  # not -gcm or -ccm: the AEADs added later
+        _other_aead(op, payload)
+        return
+    if key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
+        aes_key(key)
+    if code == "g":  # -gcm, not -ccm
         if iv.__class__ is not bytes or not 8 <= len(iv) <= 128:
             gcm_nonce(iv)
         if tag_length not in GCM_TAG_SIZES:
@@ -235,6 +381,9 @@ def _mac_op(op: Any) -> None:
         if key.__class__ not in _BUFFERS:
             byteslike("key", key)
         return
+    if op.alg == "cmac-3des":
+        cipher_key(op.alg, key, (24,))
+        return
     if key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
         aes_key(key)
     if kind == "gmac":
@@ -252,18 +401,27 @@ def _rsa_public_numbers(op: Any) -> Any:
 
 
 def _rsa_sign(op: Any) -> None:
+    _rsa_verify_fields(op)
+    rsa_signature_fits(op.padding, op.hash_alg, op.key.key_size)
+
+
+def _rsa_verify_fields(op: Any) -> None:
     rsa_padding(op.padding)
     digest_fits(op.digest, op.hash_alg)
 
 
 def _rsa_verify(op: Any) -> None:
     byteslike("signature", op.signature)
-    _rsa_sign(op)
+    _rsa_verify_fields(op)
 
 
 def _rsa_crypt(op: Any) -> None:
     byteslike("data", op.data)
     rsa_padding(op.padding)
+    if op.kind == "encrypt":
+        rsa_message_fits(op.padding, len(op.data), op.key.key_size)
+    else:
+        rsa_ciphertext(op.data, _rsa_public_numbers(op).n)
 
 
 def _rsa_raw(op: Any) -> None:
@@ -293,17 +451,28 @@ def _ecdh_op(op: Any) -> None:
     ec_public_point(by_cryptography(op.key.curve), numbers.x, numbers.y)
 
 
-def _dh_op(op: Any) -> None:
-    from cryptoffload.blocks.ffdhe import group_for_prime
-
-    own = op.key.parameters().parameter_numbers()
-    peer = op.peer.public_numbers()
-    if peer.parameter_numbers.p != own.p or peer.parameter_numbers.g != own.g:
+def ffc_same_group(own: Any, peer: Any) -> None:
+    """ValueError unless two FFDH groups (``p``, ``g`` attributes) are the same."""
+    if peer.p != own.p or peer.g != own.g:
         raise ValueError("peer public key belongs to another DH group")
-    group = group_for_prime(own.p)
-    if group is None:
-        raise ValueError("only the RFC 7919 FFDHE groups are supported")
-    dh_public_value(group, peer.y)
+
+
+def ffc_peer(params: Any, peer: Any) -> None:
+    """SP 800-56A 5.6.2.3.1 for a peer's value in a group (``blocks.ffdh.Params``): always
+    2 <= y <= p - 2; y^q = 1 mod p when the group's q is known (given, or an RFC 7919 group)."""
+    q = params.subgroup_order
+    if q is None:
+        # As OpenSSL: without q there is no subgroup to check membership of, only the range.
+        if not 2 <= peer.y <= params.p - 2:
+            raise ValueError("peer public value is out of range 2 <= y <= p - 2")
+        return
+    ffc_public_value(params.p, q, peer.y, f"the {params.bits}-bit group")
+
+
+def _dh_op(op: Any) -> None:
+    own, peer = op.key.params, op.peer.params
+    ffc_same_group(own, peer)
+    ffc_peer(own, op.peer)
 
 
 def _rng_op(op: Any) -> None:
@@ -314,6 +483,31 @@ def _rng_op(op: Any) -> None:
 def _hash_op(op: Any) -> None:
     if op.data.__class__ not in _BUFFERS:
         byteslike("data", op.data)
+    length = op.length
+    if (length is not None or op.alg in XOF_NAMES) and (
+        not isinstance(length, int) or length <= 0 or op.alg not in XOF_NAMES
+    ):
+        raise ValueError(f"{op.alg}: length is the output size of a SHAKE (an int > 0) only")
+
+
+def _eddsa_sign(op: Any) -> None:
+    byteslike("data", op.data)
+
+
+def _eddsa_verify(op: Any) -> None:
+    byteslike("signature", op.signature)
+    byteslike("data", op.data)
+
+
+def _xdh_op(op: Any) -> None:
+    # X25519 and X448 keys of cryptography are distinct types: a peer of the other curve
+    # cannot pass for ours.
+    if type(op.peer) is not type(op.key.public_key()):
+        raise TypeError(f"peer public key is not an {op.alg.upper()} public key")
+
+
+def _dsa_sign(op: Any) -> None:
+    digest_fits(op.digest, op.hash_alg)
 
 
 #: The check of every family/kind of ops.CONTRACT (a test keeps the two tables in step).
@@ -333,6 +527,9 @@ OP_CHECKS: dict[str, dict[str, Callable[[Any], None]]] = {
     "ecdh": {"exchange": _ecdh_op},
     "dh": {"exchange": _dh_op},
     "rng": {"seed": _rng_op},
+    "eddsa": {"sign": _eddsa_sign, "verify": _eddsa_verify},
+    "xdh": {"exchange": _xdh_op},
+    "dsa": {"sign": _dsa_sign, "verify": _ecdsa_verify},
 }
 
 

@@ -24,6 +24,12 @@ def _afalg(arg: str) -> Any:
     return afalg_from_spec(arg)
 
 
+def _cryptodev(arg: str) -> Any:
+    from cryptoffload.engines.cryptodev import from_spec as cryptodev_from_spec
+
+    return cryptodev_from_spec(arg)
+
+
 def _caam(arg: str) -> Any:
     from cryptoffload.engines.caam import from_spec as caam_from_spec
 
@@ -31,7 +37,12 @@ def _caam(arg: str) -> Any:
 
 
 #: Engine kinds this package has, by the name used in spec strings.
-FACTORIES: dict[str, Factory] = {"software": _software, "afalg": _afalg, "caam": _caam}
+FACTORIES: dict[str, Factory] = {
+    "software": _software,
+    "afalg": _afalg,
+    "cryptodev": _cryptodev,
+    "caam": _caam,
+}
 
 
 def register(kind: str, factory: Factory) -> None:

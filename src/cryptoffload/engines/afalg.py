@@ -31,6 +31,11 @@ KERNEL_OPTIONS = (
 MAX_REQUEST = 64 * 1024
 #: Bound tfm sockets kept (one per algorithm, driver and key).
 MAX_TFMS = 64
+#: Bound on the sockets an engine keeps open over all its threads (each thread keeps operation
+#: sockets of its own, by algorithm and key): past it, a thread that needs a new one closes
+#: those it keeps first, so that the engine holds at most this many and one per thread, not
+#: up to 2 x MAX_TFMS per thread (a process has ~1024 descriptors for everything it does).
+MAX_SOCKETS = 256
 #: With ``splice="hardware"`` (or ``"always"``), cipher requests from this size up are spliced
 #: into the socket (vmsplice: the caller's pages move, no copy) instead of sent with sendmsg.
 #: Off by default because it did not pay where it was measured: in the rig (QEMU TCG) splicing
@@ -51,9 +56,17 @@ def _kernel_names() -> dict[str, tuple[str, str]]:
         table[f"aes-{bits}-ccm"] = ("aead", "ccm(aes)")
         table[f"gmac-aes-{bits}"] = ("aead", "gcm(aes)")
         table[f"cmac-aes-{bits}"] = ("hash", "cmac(aes)")
-    for h in ("sha1", "sha224", "sha256", "sha384", "sha512"):
+    for bits in (128, 256):  # two AES keys: aes-128-xts takes 32 bytes
+        table[f"aes-{bits}-xts"] = ("skcipher", "xts(aes)")
+    for mode in ("ecb", "cbc"):
+        table[f"3des-{mode}"] = ("skcipher", f"{mode}(des3_ede)")
+    table["cmac-3des"] = ("hash", "cmac(des3_ede)")
+    table["chacha20-poly1305"] = ("aead", "rfc7539(chacha20,poly1305)")
+    sha3 = ("sha3-224", "sha3-256", "sha3-384", "sha3-512")
+    for h in ("sha1", "sha224", "sha256", "sha384", "sha512", *sha3, "sm3", "md5"):
         table[h] = ("hash", h)
         table[f"hmac-{h}"] = ("hash", f"hmac({h})")
+    table["blake2b"] = ("hash", "blake2b-512")
     table["drbg"] = ("rng", "stdrng")
     return table
 
@@ -156,6 +169,11 @@ class AfalgEngine:
         self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
         _fork.watch(self)
 
+    @property
+    def hardware_only(self) -> bool:
+        """Whether the engine promises hardware: plain ``afalg`` claims hardware drivers only."""
+        return not self.allow_software
+
     # -- discovery ---------------------------------------------------------------------------------
 
     def probe(self) -> Capabilities:
@@ -172,6 +190,7 @@ class AfalgEngine:
         self._instantiate_templates()
         entries = procfs.read()
         claimed, skipped, detail = set(), {}, {}
+        alternatives = self._alternatives(entries)
         for alg, (kind, kname) in KERNEL_NAMES.items():
             entry = self._entry_for(entries, kname)
             if entry is None:
@@ -190,6 +209,8 @@ class AfalgEngine:
                 "hardware": entry.hardware,
             }
         info = {"algorithms": detail, "skipped": skipped}
+        if alternatives:
+            info["alternatives"] = alternatives
         if self.splice != "never":
             self._splice_algs = frozenset(
                 alg
@@ -203,8 +224,34 @@ class AfalgEngine:
                 if not self.allow_software
                 else (f"driver {self.driver} not found" if self.driver else "nothing usable")
             )
+            specs = sorted({a["spec"] for found in alternatives.values() for a in found})
+            if specs:
+                why += f" (hardware drivers the kernel does not choose: {', '.join(specs)})"
             return Capabilities(False, why, detail=info)
         return Capabilities(True, "", frozenset(claimed), detail=info)
+
+    def _alternatives(self, entries: list[procfs.Entry]) -> dict[str, list[dict[str, Any]]]:
+        """Per algorithm, the hardware drivers registered beside the kernel's choice, which a
+        spec can pin (``afalg:virtio_crypto_aes_cbc``); none for an engine pinned already."""
+        if self.driver is not None:
+            return {}
+        out: dict[str, list[dict[str, Any]]] = {}
+        for alg, (_, kname) in KERNEL_NAMES.items():
+            found = procfs.candidates(entries, kname)
+            others = [
+                {
+                    "kernel name": kname,
+                    "driver": e.driver,
+                    "priority": e.priority,
+                    "module": e.module,
+                    "spec": f"afalg:{e.driver}",
+                }
+                for e in found[1:]
+                if e.hardware
+            ]
+            if others:
+                out[alg] = others
+        return out
 
     def _entry_for(self, entries: list[procfs.Entry], kname: str) -> procfs.Entry | None:
         if self.driver is not None:
@@ -256,6 +303,7 @@ class AfalgEngine:
         local = self._local
         sock = local.ops.get(tfm)
         if sock is None:
+            self._make_room()
             sock = tfm.accept()[0]
             self._sockets.add(sock)
             local.keep(local.ops, tfm, sock)
@@ -266,12 +314,20 @@ class AfalgEngine:
         """A new operation socket for this thread, algorithm and key (the cipher hot path)."""
         if alg not in self._bind:
             raise Unavailable("unsupported", alg)
+        self._make_room()
         try:
             sock = self._tfm(alg, key).accept()[0]
         except OSError as exc:
             raise _declined(exc) from None
         self._sockets.add(sock)
         return self._local.keep(self._local.fast, (alg, key), sock)
+
+    def _make_room(self) -> None:
+        """Before this thread opens one more operation socket: with MAX_SOCKETS open already
+        (transforms and every thread's), it closes those it keeps (its next requests accept
+        anew)."""
+        if len(self._sockets) >= MAX_SOCKETS:
+            self._local.close()
 
     def close(self) -> None:
         """Close every socket this engine opened."""
@@ -390,8 +446,9 @@ class AfalgEngine:
             else:
                 result = op.out[start : start + len(chunk)]
                 _recv_into_exact(sock, result, len(chunk))
-            if mode == "cbc":
-                iv = bytes(result[-16:] if op.kind == "encrypt" else chunk[-16:])
+            if mode == "cbc":  # the next IV: the last block (8 bytes for Triple DES)
+                block = len(iv)
+                iv = bytes(result[-block:] if op.kind == "encrypt" else chunk[-block:])
             elif mode == "ctr":
                 counter = int.from_bytes(iv, "big") + len(chunk) // 16
                 iv = (counter % (1 << 128)).to_bytes(16, "big")

@@ -23,13 +23,28 @@ any object with these members is an engine.
     returns partial output (a cipher op's ``out`` buffer may be left half written on a fault:
     whoever finishes the op writes all of it).
 
+    Results are held to software's: ``cryptoffload verify`` redoes every result of its workload
+    in software, and a provider built with ``cross_check=RATE`` (say ``1/1000``; 0, the default,
+    is off and costs nothing) redoes that share of results at random. A wrong result (or a
+    failed tag or signature that software accepts) is then replaced by software's answer,
+    counted as a fault and in ``mismatches``, logged as an error, and the engine gets no more
+    operations of that algorithm from that provider (declined ``disabled``).
+
 Optional members, read with ``getattr`` and a default:
 
 ``min_size: Mapping[str, int]`` on Capabilities
     The engine's own suggestion of the smallest payload worth offloading, per algorithm. A policy
     value for the same algorithm overrides it.
 ``detail: Mapping[str, object]`` on Capabilities
-    What the engine wants ``cryptoffload engines`` to show (drivers, versions, priorities).
+    What the engine wants ``cryptoffload engines`` to show (drivers, versions, priorities). Two
+    keys are read by tools: ``"algorithms"``, per algorithm claimed, the driver behind it as
+    ``{"driver": str, "hardware": bool, ...}`` (``verify`` reports it as the binding, flagging
+    software behind an engine whose ``hardware_only`` is true); ``"alternatives"``, per
+    algorithm, other drivers that could do it and are not used now, each ``{"driver": str,
+    "priority": int, "spec": str}`` with the spec that pins it (``verify`` and ``calibrate``
+    take those engines too; ``engines`` lists them).
+``hardware_only: bool`` on the engine
+    True when the engine promises that everything it claims runs on a device (plain ``afalg``).
 ``close() -> None`` on the engine
     Releases devices and sockets.
 ``run_batch(ops) -> list`` on the engine

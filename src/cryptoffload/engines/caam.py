@@ -379,9 +379,7 @@ def _ecdh(engine: CaamEngine, driver: Any, op: Op) -> bytes:
 def _dh(engine: CaamEngine, driver: Any, op: Op) -> bytes:
     from cryptoffload.caam.recipes import pk
 
-    own = op.key.private_numbers()
-    p = own.public_numbers.parameter_numbers.p
-    return pk.ffdh(driver, p, own.x, op.peer.public_numbers().y)
+    return pk.ffdh(driver, op.key.params.p, op.key.x, op.peer.y)
 
 
 def _rng(engine: CaamEngine, driver: Any, op: Op) -> bytes:

@@ -33,6 +33,7 @@ SOFTWARE_SUFFIXES = (
     "-ppc",
     "-p8",
     "-spe",
+    "-simd",
 )
 #: Driver name beginnings of software random number generators.
 SOFTWARE_PREFIXES = ("drbg_", "jitterentropy", "ansi_cprng")
@@ -143,10 +144,17 @@ def is_hardware(driver: str, module: str = "kernel") -> bool:
     return not is_software_name(driver)
 
 
+def candidates(entries: list[Entry], name: str) -> list[Entry]:
+    """Every driver registered for ``name`` that a user can bind (not internal), the kernel's
+    choice first, then by falling priority."""
+    public = [e for e in entries if e.name == name and not e.internal]
+    return sorted(public, key=lambda e: -e.priority)
+
+
 def chosen(entries: list[Entry], name: str) -> Entry | None:
     """The entry the kernel picks for ``name``: the highest priority one not internal."""
-    candidates = [e for e in entries if e.name == name and not e.internal]
-    return max(candidates, key=lambda e: e.priority, default=None)
+    found = candidates(entries, name)
+    return found[0] if found else None
 
 
 def by_driver(entries: list[Entry], driver: str) -> Entry | None:

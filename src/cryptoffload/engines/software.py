@@ -9,14 +9,22 @@ import platform
 from typing import Any
 
 from cryptography.hazmat.backends.openssl.backend import backend as _openssl
+from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
 from cryptography.hazmat.primitives import cmac
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
-from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
+from cryptography.hazmat.primitives.ciphers.aead import (
+    AESCCM,
+    AESGCM,
+    AESGCMSIV,
+    AESOCB3,
+    AESSIV,
+    ChaCha20Poly1305,
+)
 
 from cryptoffload import modes
-from cryptoffload.blocks import pkcs1
+from cryptoffload.blocks import ffdh, pkcs1
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
@@ -54,11 +62,18 @@ def cpu_crypto_features() -> list[str]:
     return []
 
 
-_MODES = {"cbc": modes.CBC, "ctr": modes.CTR, "cfb": modes.CFB, "ofb": modes.OFB}
+_MODES = {
+    "cbc": modes.CBC,
+    "ctr": modes.CTR,
+    "cfb": modes.CFB,
+    "cfb8": modes.CFB8,
+    "ofb": modes.OFB,
+    "xts": modes.XTS,
+}
 
 
 def cipher_mode(mode: str, iv: bytes | None) -> modes.Mode:
-    """The `cryptography` mode object for one of our AES mode names."""
+    """The `cryptography` mode object for one of our cipher mode names."""
     return modes.ECB() if mode == "ecb" else _MODES[mode](iv)
 
 
@@ -124,8 +139,10 @@ class SoftwareEngine:
 
 
 def _cipher(op: Any) -> bytes | int:
-    mode = op.alg.rsplit("-", 1)[1]
-    cipher = Cipher(algorithms.AES(op.key), cipher_mode(mode, op.iv))
+    alg = op.alg
+    mode = alg.rsplit("-", 1)[1]
+    block = TripleDES(op.key) if alg[0] == "3" else algorithms.AES(op.key)
+    cipher = Cipher(block, cipher_mode(mode, op.iv))
     ctx = cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
     out = op.out
     if out is None:
@@ -139,18 +156,39 @@ def _cipher(op: Any) -> bytes | int:
     return n
 
 
+#: The AEADs other than GCM and CCM, by the end of their names; all take 16-byte tags.
+_AEADS = {"-poly1305": ChaCha20Poly1305, "-ocb": AESOCB3, "gcm-siv": AESGCMSIV}
+
+
 def _aead(op: Any) -> bytes:
-    if op.alg[-3] == "g":  # -gcm, not -ccm
+    code = op.alg[-3]
+    if code == "g":  # -gcm, not -ccm
         fn = gcm_encrypt if op.kind == "encrypt" else gcm_decrypt
         return fn(op.key, op.iv, op.data, op.aad, op.tag_length)
+    if code != "c":
+        return _other_aead(op)
     ccm = AESCCM(op.key, tag_length=op.tag_length)
     if op.kind == "encrypt":
         return ccm.encrypt(op.iv, op.data, op.aad)
     return ccm.decrypt(op.iv, op.data, op.aad)
 
 
+def _other_aead(op: Any) -> bytes:
+    alg = op.alg
+    if alg.endswith("-siv") and not alg.endswith("gcm-siv"):
+        siv = AESSIV(op.key)
+        aad = list(op.aad) if op.aad else None
+        return siv.encrypt(op.data, aad) if op.kind == "encrypt" else siv.decrypt(op.data, aad)
+    cls = next(c for end, c in _AEADS.items() if alg.endswith(end))
+    aead = cls(op.key)
+    if op.kind == "encrypt":
+        return aead.encrypt(op.iv, op.data, op.aad)
+    return aead.decrypt(op.iv, op.data, op.aad)
+
+
 def _hash(op: Any) -> bytes:
-    return hashlib.new(HASH_NAMES[op.alg], op.data).digest()
+    state = hashlib.new(HASH_NAMES[op.alg], op.data)
+    return state.digest() if op.length is None else state.digest(op.length)
 
 
 def _mac(op: Any) -> bytes:
@@ -158,7 +196,8 @@ def _mac(op: Any) -> bytes:
     if kind == "hmac":
         return hmac.digest(op.key, op.data, HASH_NAMES[base])
     if kind == "cmac":
-        ctx = cmac.CMAC(algorithms.AES(op.key))
+        block = TripleDES(op.key) if base == "3des" else algorithms.AES(op.key)
+        ctx = cmac.CMAC(block)
         ctx.update(op.data)
         return ctx.finalize()
     return gmac_tag(op.key, op.iv, op.data, op.tag_length)
@@ -206,7 +245,23 @@ def _ecdh(op: Any) -> bytes:
 
 
 def _dh(op: Any) -> bytes:
+    return ffdh.agree(op.key, op.peer.y)
+
+
+def _eddsa(op: Any) -> Any:
+    if op.kind == "sign":
+        return op.key.sign(op.data)
+    return op.key.verify(op.signature, op.data)
+
+
+def _xdh(op: Any) -> bytes:
     return op.key.exchange(op.peer)
+
+
+def _dsa(op: Any) -> Any:
+    if op.kind == "sign":
+        return op.key.sign(op.digest, Prehashed(op.hash_alg))
+    return op.key.verify(op.signature, op.digest, Prehashed(op.hash_alg))
 
 
 def _rng(op: Any) -> bytes:
@@ -224,4 +279,7 @@ _HANDLERS = {
     "ecdh": _ecdh,
     "dh": _dh,
     "rng": _rng,
+    "eddsa": _eddsa,
+    "xdh": _xdh,
+    "dsa": _dsa,
 }

@@ -19,6 +19,8 @@ from cryptoffload.errors import EngineError
 from cryptoffload.provider import Provider, default_provider
 from cryptoffload.tools.bench.cli import add_parsers as add_bench_parsers
 from cryptoffload.tools.bench.cli import comma_list
+from cryptoffload.tools.calibrate_cli import add_parser as add_calibrate_parser
+from cryptoffload.tools.verify_cli import add_parser as add_verify_parser
 
 
 def _provider(specs: Sequence[str] | None) -> Provider:
@@ -69,6 +71,10 @@ def _caps_row(name: str, caps: Capabilities) -> dict[str, Any]:
     }
 
 
+#: Detail keys shown in tables of their own rather than in the detail column.
+_SHOWN_APART = ("algorithms", "skipped", "alternatives")
+
+
 def cmd_engines(args: argparse.Namespace, console: Console) -> int:
     provider = _provider(args.specs)
     rows = _engine_rows(provider)
@@ -83,9 +89,7 @@ def cmd_engines(args: argparse.Namespace, console: Console) -> int:
             "[green]available[/]" if row["available"] else f"[red]not available[/]: {row['reason']}"
         )
         claims = f"{len(row['algorithms'])} algorithms" if row["algorithms"] else "-"
-        detail = "\n".join(
-            f"{k}: {v}" for k, v in row["detail"].items() if k not in ("algorithms", "skipped")
-        )
+        detail = "\n".join(f"{k}: {v}" for k, v in row["detail"].items() if k not in _SHOWN_APART)
         table.add_row(row["name"], status, claims, detail)
     console.print(table)
     for row in rows:
@@ -111,15 +115,33 @@ def _print_bindings(row: dict[str, Any], console: Console) -> None:
     """Per algorithm: the kernel driver an engine binds, its priority, hardware or software."""
     bound, skipped = row["detail"].get("algorithms"), row["detail"].get("skipped")
     if not bound and not skipped:
+        _print_alternatives(row, console)
         return
     table = Table(title=f"{row['name']}: algorithm bindings")
     for column in ("algorithm", "kernel name", "driver", "priority", "kind"):
         table.add_column(column)
     for alg, b in sorted((bound or {}).items()):
         kind = "[green]hardware[/]" if b["hardware"] else "software"
-        table.add_row(alg, b["kernel name"], b["driver"], str(b["priority"]), kind)
+        priority = str(b.get("priority", "-"))  # cryptodev's session info gives none
+        table.add_row(alg, b["kernel name"], b["driver"], priority, kind)
     for alg, reason in sorted((skipped or {}).items()):
         table.add_row(alg, "", "", "", f"[dim]skipped: {reason}[/]")
+    console.print(table)
+    _print_alternatives(row, console)
+
+
+def _print_alternatives(row: dict[str, Any], console: Console) -> None:
+    """Hardware drivers registered beside the ones an engine uses, with the spec pinning each."""
+    others = row["detail"].get("alternatives")
+    if not others:
+        return
+    table = Table(title=f"{row['name']}: hardware drivers the kernel does not choose")
+    for column in ("algorithm", "kernel name", "driver", "priority", "pin with"):
+        table.add_column(column)
+    for alg, found in sorted(others.items()):
+        for a in found:
+            kernel_name, priority = a.get("kernel name", ""), str(a.get("priority", "-"))
+            table.add_row(alg, kernel_name, a["driver"], priority, a["spec"])
     console.print(table)
 
 
@@ -180,6 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_selftest)
 
     add_bench_parsers(sub)
+    _add_engine_options(add_verify_parser(sub))
+    _add_engine_options(add_calibrate_parser(sub))
     add_caam_parser(sub)
     return parser
 

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric import dh as c_dh
 from cryptography.hazmat.primitives.asymmetric import ec as c_ec
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric import rsa as c_rsa
 
 from cryptoffload import dh, ec, modes, rsa
 from cryptoffload.aead import AESCCM, AESGCM
+from cryptoffload.blocks import ffdh
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
 from cryptoffload.drbg import Drbg
@@ -139,7 +139,7 @@ def bench_ec_key(curve: str, which: int) -> c_ec.EllipticCurvePrivateKey:
 
 
 @functools.cache
-def _dh_key(group: str, which: int) -> c_dh.DHPrivateKey:
+def _dh_key(group: str, which: int) -> ffdh.PrivateKey:
     return dh.generate_private_key(group, provider=Provider([])).to_cryptography()
 
 
@@ -190,7 +190,7 @@ def _ecdh(curve: str) -> Builder:
 def _ffdhe(group: str) -> Builder:
     def build(p: Provider, block: int) -> Callable[[], object]:
         mine = dh.DHPrivateKey(_dh_key(group, 0), provider=p)
-        peer = _dh_key(group, 1).public_key()
+        peer = _dh_key(group, 1).public()
 
         def agree() -> bytes:
             return mine.exchange(dh.DHPublicKey(peer))

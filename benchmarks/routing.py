@@ -1,0 +1,120 @@
+"""Routing by a calibrated policy against the better of software alone and the engine alone.
+
+For one engine, every algorithm selected and every size of the sweep, three providers run the
+benchmark's case side by side in one process, in rotating order over the trials: software only,
+the engine only (it takes everything it claims) and the engine under the calibrated policy
+(``cryptoffload calibrate``'s, from ``--policy PATH``, else calibrated here first). The goal: the
+routed provider reaches at least 95% of the better of the other two at every size. Prints the
+per-size ratios and exits 1 when a ratio misses the goal by more than its noise band.
+
+Run: python3 benchmarks/routing.py --engines SPEC [--policy PATH] [--algs LIST] [--sizes LIST]
+[--time S] [--trials N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cryptoffload import Policy, Provider
+from cryptoffload.engines import from_spec
+from cryptoffload.tools import calibrate, verify
+from cryptoffload.tools.bench.cases import MIB
+from cryptoffload.tools.bench.cli import _block_sizes, comma_list
+from cryptoffload.tools.bench.timing import run_for, summarize
+from cryptoffload.tools.targets import Target, Targets, probed
+
+GOAL = 0.95
+SIZES = [64, 256, 1400, 4096, 16384, 65536]
+SIDES = ("software", "engine", "routed")
+
+
+def measure(case, providers: dict[str, Provider], size: int, seconds: float, trials: int) -> dict:
+    """Median throughput (MiB/s, or ops/s) of each provider at ``size``, with spreads."""
+    fns = {side: case.build(p, size) for side, p in providers.items()}
+    scale = size / MIB if case.bulk else 1.0
+    rates: dict[str, list[float]] = {side: [] for side in fns}
+    order = list(fns)
+    for trial in range(trials):
+        for side in order[trial % 3 :] + order[: trial % 3]:
+            t = run_for(fns[side], seconds)
+            rates[side].append(t.ops / t.wall * scale)
+    out = {}
+    for side, values in rates.items():
+        median, spread, _ = summarize(values)
+        out[side] = {"median": median, "spread": spread}
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engines", required=True, metavar="SPEC", help="one engine spec")
+    parser.add_argument(
+        "--policy", metavar="PATH", help="a calibrated policy (default: calibrate now)"
+    )
+    parser.add_argument("--algs", type=comma_list, metavar="LIST", help="algorithms (globs)")
+    parser.add_argument("--sizes", type=_block_sizes, default=SIZES, metavar="LIST")
+    parser.add_argument("--time", type=float, default=0.05, help="seconds per trial and side")
+    parser.add_argument("--trials", type=int, default=5, help="trials per side and size")
+    args = parser.parse_args()
+    specs = comma_list(args.engines)
+    if len(specs) != 1:
+        parser.error("--engines takes one engine spec here")
+    verify.check_patterns(args.algs)
+    engine = probed(from_spec(specs[0]))
+    if not engine.caps.available:
+        print(f"routing: {engine.name} is not available: {engine.caps.reason}", file=sys.stderr)
+        return 1
+    algs = [a for a in verify.select(engine.caps.algorithms, args.algs) if calibrate.case_for(a)]
+    if args.policy:
+        policy = Policy.load(args.policy)
+    else:
+        print(f"calibrating {engine.name} ({len(algs)} algorithms)...", file=sys.stderr)
+        report = calibrate.run(Targets([Target(engine)]), algs)
+        policy = calibrate.policy_from(report)
+    section = policy.engines.get(engine.name, {})
+    providers = {
+        "software": Provider([]),
+        "engine": Provider([engine], policy=verify.TAKE_ALL),
+        "routed": Provider([engine], policy=policy),
+    }
+    header = f"{'algorithm':16} {'size':>7} {'software':>10} {'engine':>10} {'routed':>10}"
+    print(f"{engine.name}; unit MiB/s (ops/s for public-key rows); noise = widest spread")
+    print(f"{header} {'ratio':>6} {'noise':>6}  routed by the policy")
+    misses, unsure, rows = [], [], 0
+    for alg in algs:
+        case = calibrate.case_for(alg)
+        low, high = policy.limits(alg, engine.caps.min_size, engine.name)
+        excluded = policy.excludes(alg, engine.name)
+        route = "software (excluded)" if excluded else f"engine from {low} B"
+        if not excluded and high is not None:
+            route += f" to {high} B"
+        for size in args.sizes if case.bulk else args.sizes[:1]:
+            m = measure(case, providers, size, args.time, args.trials)
+            best = max(m["software"]["median"], m["engine"]["median"])
+            ratio = m["routed"]["median"] / best if best else 0.0
+            noise = max(m[side]["spread"] for side in SIDES)
+            shown = size if case.bulk else "-"
+            line = (
+                f"{alg:16} {shown:>7} {m['software']['median']:>10.1f} "
+                f"{m['engine']['median']:>10.1f} {m['routed']['median']:>10.1f} "
+                f"{ratio:>6.3f} {noise:>6.0%}  {route}"
+            )
+            rows += 1
+            if ratio < GOAL:
+                # Within the noise: the ratio times (1 + the widest spread) reaches the goal.
+                within = ratio * (1 + noise) >= GOAL
+                line += "  < goal" + (" (within noise)" if within else "")
+                (unsure if within else misses).append((alg, size, ratio))
+            print(line)
+    print(f"policy section for {engine.name}: {section or 'none (default routing)'}")
+    met = rows - len(misses) - len(unsure)
+    print(
+        f"{met} of {rows} sizes at {GOAL:.0%} of the better path or above; {len(unsure)} below "
+        f"it within the noise (measure again on a quiet machine); {len(misses)} below it beyond"
+    )
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""pytest plugin the compatibility runner loads into pyca's suite: the provider, ops per test."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+#: Which provider the run installs: ``cryptography`` (none: the unrewritten suite), ``default``
+#: (the process default, built from the engines found) or ``engine`` (a pass-through engine).
+CONFIG = os.environ.get("CRYPTOFFLOAD_COMPAT_CONFIG", "cryptography")
+#: Where the results go (JSON: per test id, its outcome and the ops cryptoffload counted).
+OUT = os.environ.get("CRYPTOFFLOAD_COMPAT_OUT", "")
+
+
+class PassThroughEngine:
+    """Claims every algorithm name and answers through the software engine: every op takes the
+    engine path (an Op built, validated, offered, counted under this engine's name)."""
+
+    name = "passthrough"
+
+    def __init__(self) -> None:
+        from cryptoffload.engines.software import SoftwareEngine
+
+        self._software = SoftwareEngine()
+
+    def probe(self) -> Any:
+        from cryptoffload.engines.base import Capabilities
+        from cryptoffload.names import all_algorithms
+
+        return Capabilities(available=True, algorithms=frozenset(all_algorithms()))
+
+    def run(self, op: Any) -> Any:
+        return self._software.run(op)
+
+
+def _provider() -> Any:
+    from cryptoffload.lane import current
+
+    return current()
+
+
+def _ops() -> tuple[int, int]:
+    """(every op counted by the provider in force, those an engine other than software did)."""
+    total = engine = 0
+    for name, algs in _provider().counters.snapshot().items():
+        for cell in algs.values():
+            total += cell["ops"]
+            if name != "software":
+                engine += cell["ops"]
+    return total, engine
+
+
+_results: dict[str, dict[str, Any]] = {}
+_collect_errors: dict[str, str] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if CONFIG == "cryptography":
+        return
+    from cryptoffload import Policy, Provider, set_default_provider
+
+    if CONFIG == "engine":
+        provider = Provider([PassThroughEngine()], policy=Policy(min_size={"*": 0}))
+        set_default_provider(provider)
+    else:
+        set_default_provider(None)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> Any:
+    if CONFIG == "cryptography":
+        return (yield)
+    before = _ops()
+    try:
+        return (yield)
+    finally:
+        after = _ops()
+        entry = _results.setdefault(item.nodeid, {"outcome": "passed"})
+        entry["ops"] = after[0] - before[0]
+        entry["engine_ops"] = after[1] - before[1]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    entry = _results.setdefault(report.nodeid, {"outcome": "passed"})
+    if report.failed:
+        entry["outcome"] = "failed"
+        if "message" not in entry:
+            entry["message"] = _first_line(report)
+    elif report.skipped and entry["outcome"] != "failed":
+        entry["outcome"] = "skipped"
+        if hasattr(report, "wasxfail"):
+            entry["outcome"] = "xfailed"
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:
+        _collect_errors[report.nodeid] = _first_line(report)
+
+
+def _first_line(report: Any) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return str(crash.message).splitlines()[0][:300] if crash.message else ""
+    text = str(report.longrepr).strip().splitlines()
+    return text[-1][:300] if text else ""
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if OUT:
+        with open(OUT, "w", encoding="utf-8") as f:
+            json.dump({"tests": _results, "collect_errors": _collect_errors}, f)

@@ -1,0 +1,580 @@
+"""``Cipher`` and its contexts: AES (ECB, CBC, CTR, CFB, CFB8, OFB, GCM, XTS) and Triple DES."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cryptography.exceptions import AlreadyFinalized, UnsupportedAlgorithm, _Reasons
+from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
+from cryptography.hazmat.primitives.ciphers import (
+    AEADCipherContext,
+    AEADDecryptionContext,
+    AEADEncryptionContext,
+    CipherAlgorithm,
+    CipherContext,
+    algorithms,
+)
+from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
+
+from cryptoffload import modes, validate
+from cryptoffload.names import aes_name
+from cryptoffload.ops import CipherOp
+from cryptoffload.provider import Lane, Provider, resolve
+
+__all__ = [
+    "AEADCipherContext",
+    "AEADDecryptionContext",
+    "AEADEncryptionContext",
+    "Cipher",
+    "CipherAlgorithm",
+    "CipherContext",
+]
+
+_AES = (algorithms.AES, algorithms.AES128, algorithms.AES256)
+_MODE_NAMES: dict[type, str] = {
+    modes.ECB: "ecb",
+    modes.CBC: "cbc",
+    modes.CTR: "ctr",
+    modes.CFB: "cfb",
+    modes.CFB8: "cfb8",
+    modes.OFB: "ofb",
+    modes.GCM: "gcm",
+    modes.XTS: "xts",
+}
+#: The modes offered with Triple DES (OpenSSL has no CTR, GCM or XTS for it).
+_TDES_MODES = frozenset({"ecb", "cbc", "cfb", "cfb8", "ofb"})
+_IV_MODES = frozenset({"cbc", "ctr", "cfb", "cfb8", "ofb"})
+_MASK128 = (1 << 128) - 1
+#: Modes whose chained context runs ops the policy keeps from every engine on a kept OpenSSL
+#: context (the chaining value is recovered from the stream's tail when an engine takes over).
+_HOLDABLE = frozenset({"ecb", "cbc", "ctr"})
+#: Input bytes a held-back stream keeps: a block before a partial block (CBC decryption's
+#: chaining value) and the partial block itself.
+_TAIL = 31
+_NO_RESET = "This algorithm or mode does not support resetting the nonce."
+
+
+def _algorithm_name(algorithm: Any, mode_name: str | None) -> str | None:
+    """Our name for an algorithm and mode we offer (``aes-128-cbc``, ``3des-cbc``), or None."""
+    if mode_name is None:
+        return None
+    if isinstance(algorithm, _AES):
+        if mode_name == "xts":  # two keys: AES-128-XTS takes 32 bytes
+            return f"aes-{len(algorithm.key) * 4}-xts"
+        return aes_name(len(algorithm.key), mode_name)
+    if isinstance(algorithm, TripleDES) and mode_name in _TDES_MODES:
+        return f"3des-{mode_name}"
+    return None
+
+
+class Cipher:
+    """``Cipher(algorithms.AES(key), modes.CBC(iv))``: make an ``encryptor()`` or ``decryptor()``.
+
+    ECB and CBC add no padding: the data must come to whole blocks by ``finalize``. The
+    algorithm and mode are `cryptography`'s objects, checked with its own rules; an algorithm or
+    mode cryptoffload does not offer raises UnsupportedAlgorithm when a context is asked for.
+    """
+
+    def __init__(
+        self,
+        algorithm: Any,
+        mode: Any,
+        backend: object = None,
+        *,
+        provider: Provider | None = None,
+    ) -> None:
+        if not isinstance(algorithm, CipherAlgorithm):
+            raise TypeError("Expected interface of CipherAlgorithm.")
+        mode_name = _MODE_NAMES.get(type(mode))
+        if mode is not None:
+            if not isinstance(mode, modes.Mode):
+                raise TypeError("Expected interface of Mode.")
+            _explain(algorithm, mode, mode_name)
+            mode.validate_for_algorithm(algorithm)
+        self.algorithm = algorithm
+        self.mode = mode
+        self._mode_name = mode_name
+        self._alg = _algorithm_name(algorithm, self._mode_name)
+        self._provider = provider
+
+    def encryptor(self) -> Any:
+        """A context that encrypts what is passed to ``update``."""
+        return self._context(encrypt=True)
+
+    def decryptor(self) -> Any:
+        """A context that decrypts what is passed to ``update``."""
+        return self._context(encrypt=False)
+
+    def _context(self, encrypt: bool) -> Any:
+        if self._alg is None:
+            raise UnsupportedAlgorithm(
+                f"cipher {getattr(self.algorithm, 'name', self.algorithm)!r} in mode "
+                f"{getattr(self.mode, 'name', self.mode)!r} is not offered; cryptoffload offers "
+                f"AES (ECB, CBC, CTR, CFB, CFB8, OFB, GCM, XTS) and Triple DES (ECB, CBC, CFB, "
+                f"CFB8, OFB)",
+                _Reasons.UNSUPPORTED_CIPHER,
+            )
+        if self._mode_name == "xts" and encrypt:
+            validate.xts_keys(self.algorithm.key)
+        lane = resolve(self._provider).lane(self._alg)
+        if self._mode_name == "gcm":
+            # No engine carries GHASH across calls: streaming GCM is software's, counted as a
+            # `streaming` decline of each engine; a policy that requires offload refuses it now.
+            lane.allow_software(lane.declines_for("streaming"))
+            if encrypt:
+                return _GcmEncryptor(self, lane, True)
+            return _GcmDecryptor(self, lane, False)
+        if lane.software_only:
+            return _DirectContext(self, lane, encrypt)
+        return _ChainedContext(self, lane, encrypt)
+
+
+def _explain(algorithm: Any, mode: Any, mode_name: str | None) -> None:
+    """Our named checks, ahead of `cryptography`'s own (same classes, the sizes spelled out):
+    the IV against the block, an XTS-sized AES key outside XTS, a GCM tag SP 800-38D allows."""
+    if mode_name is None:
+        return
+    if isinstance(algorithm, _AES) and mode_name != "xts":
+        validate.aes_key(algorithm.key)
+    if mode_name in _IV_MODES and isinstance(algorithm, (*_AES, TripleDES)):
+        iv = mode.nonce if mode_name == "ctr" else mode.initialization_vector
+        validate.block_iv(mode_name, iv, algorithm.block_size // 8)
+    elif mode_name == "gcm" and mode.tag is not None:
+        validate.gcm_tag_length(len(mode.tag))
+
+
+def _software_context(cipher: Cipher, encrypt: bool) -> Any:
+    sw = _Cipher(cipher.algorithm, cipher.mode)
+    return sw.encryptor() if encrypt else sw.decryptor()
+
+
+class _DirectContext:
+    """Only software takes this algorithm: stream through one OpenSSL context; count each update
+    that gives output."""
+
+    __slots__ = ("_ctx", "_lane")
+
+    def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
+        self._ctx = _software_context(cipher, encrypt)
+        self._lane = lane
+
+    # An update counts as an op when it gives output, as on the engine path (where an empty
+    # update, or one that only fills a held-back ECB/CBC block, sends nothing).
+    def update(self, data: bytes) -> bytes:
+        out = self._ctx.update(data)
+        if out:
+            self._lane.count(len(data))
+        return out
+
+    def update_into(self, data: bytes, buf: Any) -> int:
+        n = self._ctx.update_into(data, buf)
+        if n:
+            self._lane.count(len(data))
+        return n
+
+    def finalize(self) -> bytes:
+        return self._ctx.finalize()
+
+    def reset_nonce(self, nonce: bytes) -> None:
+        self._ctx.reset_nonce(nonce)
+
+
+class _GcmContext:
+    """Streaming GCM: no engine can carry GHASH across calls, so OpenSSL does it.
+
+    The op is counted when it ends; engines that claim the algorithm are counted as declining it
+    for ``streaming`` (one-shot AEAD through ``aead.AESGCM`` is what engines take).
+    """
+
+    __slots__ = ("_counted", "_ctx", "_lane", "_total")
+
+    def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
+        self._ctx = _software_context(cipher, encrypt)
+        self._lane = lane
+        self._total = 0
+        self._counted = False
+
+    def authenticate_additional_data(self, data: bytes) -> None:
+        self._ctx.authenticate_additional_data(data)
+
+    def update(self, data: bytes) -> bytes:
+        out = self._ctx.update(data)
+        self._total += len(data)
+        return out
+
+    def update_into(self, data: bytes, buf: Any) -> int:
+        n = self._ctx.update_into(data, buf)
+        self._total += len(data)
+        return n
+
+    def reset_nonce(self, nonce: bytes) -> None:
+        self._ctx.reset_nonce(nonce)
+
+    def _done(self) -> None:
+        if self._counted:
+            return
+        self._counted = True
+        lane = self._lane
+        lane.finish_in_software(self._total, lane.declines_for("streaming"))
+
+    def finalize(self) -> bytes:
+        try:
+            return self._ctx.finalize()
+        finally:
+            self._done()
+
+
+class _GcmEncryptor(_GcmContext):
+    """A streaming GCM encryption; ``tag`` once finalized."""
+
+    __slots__ = ()
+
+    @property
+    def tag(self) -> bytes:
+        return self._ctx.tag
+
+
+class _GcmDecryptor(_GcmContext):
+    """A streaming GCM decryption; the tag in the mode, or given to ``finalize_with_tag``."""
+
+    __slots__ = ()
+
+    def finalize_with_tag(self, tag: bytes) -> bytes:
+        validate.byteslike("tag", tag)
+        validate.gcm_tag_length(len(tag))
+        try:
+            return self._ctx.finalize_with_tag(tag)
+        finally:
+            self._done()
+
+
+def _as_buffer(data: Any) -> Any:
+    """``data`` itself if bytes, else a byte view of it; TypeError if it is not bytes-like."""
+    if data.__class__ is bytes:
+        return data
+    validate.byteslike("data", data)
+    return memoryview(data).cast("B")
+
+
+class _ChainedContext:
+    """An engine claims this algorithm: every ``update`` is one op, chained by the IV it carries.
+
+    The context keeps the chaining value at the start of the current block and, for the stream
+    modes (CTR, CFB, OFB), the input of that block so far; an op starting mid-block re-sends
+    those bytes and drops their output, so each op is complete in itself and any engine (or
+    software) can take it. ECB and CBC hold back a partial block until more data comes, as
+    OpenSSL does. CFB8 chains byte by byte (the IV is the last block of ciphertext); XTS takes
+    each update as a data unit of its own under the same tweak, as OpenSSL does.
+    """
+
+    __slots__ = (
+        "_alg",
+        "_algorithm",
+        "_block",
+        "_cbc_encrypt",
+        "_chain",
+        "_done",
+        "_encrypt",
+        "_held",
+        "_key",
+        "_kind",
+        "_lane",
+        "_mode",
+        "_slack",
+        "_sw",
+        "_sw_base",
+        "_sw_in",
+        "_sw_out",
+        "_sw_total",
+        "_whole_blocks",
+    )
+
+    def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
+        mode = cipher._mode_name
+        self._alg = cipher._alg
+        self._mode = mode
+        self._key = bytes(cipher.algorithm.key)
+        self._block = cipher.algorithm.block_size // 8
+        self._lane = lane
+        self._encrypt = encrypt
+        self._kind = "encrypt" if encrypt else "decrypt"
+        # ECB and CBC take whole blocks only and hold a partial one back: `cryptography` asks
+        # update_into's buffer for room for it.
+        self._whole_blocks = mode in ("ecb", "cbc")
+        self._slack = self._block - 1 if self._whole_blocks else 0
+        if mode == "ecb":
+            self._chain = None
+        elif mode == "ctr":
+            self._chain = bytes(cipher.mode.nonce)
+        elif mode == "xts":
+            self._chain = bytes(cipher.mode.tweak)
+        else:
+            self._chain = bytes(cipher.mode.initialization_vector)
+        self._held = b""
+        self._done = False
+        self._algorithm = cipher.algorithm
+        self._cbc_encrypt = mode == "cbc" and encrypt  # the output tail is its chaining value
+        #: While ops are held back from every engine by the policy: a kept OpenSSL context
+        #: (see _run_held); None while the chaining value and held bytes are ours.
+        self._sw: Any = None
+
+    def update(self, data: bytes) -> bytes:
+        sw = self._sw
+        if sw is not None and data.__class__ is bytes:
+            # Ops held back from every engine, on the kept OpenSSL context: _run_held, inline.
+            n = len(data)
+            block = self._block
+            size = self._sw_total % block + n
+            if self._whole_blocks:
+                size -= size % block
+            lane = self._lane
+            if (size < lane.hold_below or size > lane.hold_above) and n:
+                out = sw.update(data)
+                self._sw_total += n
+                self._sw_in = data if n >= _TAIL else (bytes(self._sw_in) + data)[-_TAIL:]
+                if out and self._cbc_encrypt:
+                    self._sw_out = out if len(out) >= 16 else (self._sw_out + out)[-16:]
+                if size:
+                    lane.tally(~size)
+                return out
+        return self._update(_as_buffer(data), None)
+
+    def update_into(self, data: bytes, buf: Any) -> int:
+        sw = self._sw
+        if sw is not None and data.__class__ is bytes and buf.__class__ is bytearray:
+            n = len(data)
+            block = self._block
+            size = self._sw_total % block + n
+            if self._whole_blocks:
+                size -= size % block
+            lane = self._lane
+            if (size < lane.hold_below or size > lane.hold_above) and len(buf) >= n + block - 1:
+                k = sw.update_into(data, buf)
+                self._sw_total += n
+                self._sw_in = data if n >= _TAIL else (bytes(self._sw_in) + data)[-_TAIL:]
+                if k and self._cbc_encrypt:
+                    self._sw_out = buf[k - 16 : k]  # a copy: the caller owns buf
+                if size:
+                    lane.tally(~size)
+                return k
+        if data.__class__ is not bytes:
+            data = _as_buffer(data)
+        n = len(data)
+        if buf.__class__ is bytearray and self._whole_blocks and n and not n % self._block:
+            # The common case, kept short (its cost shows in benchmarks/afalg_vs_c.py): whole
+            # blocks of ECB or CBC into a bytearray; the engine writes into it.
+            need = n + self._slack
+            if len(buf) < need:
+                raise ValueError(f"buffer must be at least {need} bytes for this payload")
+            lane = self._lane
+            if (
+                not self._held
+                and not self._done
+                and self._sw is None
+                and lane.hold_below <= n <= lane.hold_above
+            ):
+                lane.run(CipherOp(self._alg, self._kind, self._key, self._chain, data, buf), True)
+                if self._mode == "cbc":
+                    b = self._block
+                    self._chain = bytes(buf[n - b : n]) if self._encrypt else data[n - b : n]
+                return n
+        # The buffer is checked before anything runs, with `cryptography`'s rule (room for the
+        # data plus a held-back partial block for ECB and CBC) so that both paths agree.
+        view = memoryview(buf)
+        if not view.c_contiguous:
+            raise BufferError("Buffer is not contiguous.")  # as `cryptography` says it
+        if view.format != "B":
+            view = view.cast("B")
+        if len(view) < n + self._slack:
+            raise ValueError(f"buffer must be at least {n + self._slack} bytes for this payload")
+        out = self._update(data, None if view.readonly else view)
+        if out.__class__ is int:  # the engine wrote into the caller's buffer
+            return out
+        view[: len(out)] = out
+        return len(out)
+
+    def _update(self, data: Any, into: memoryview | None) -> Any:
+        """One op over the held bytes and ``data``: the output, or with ``into`` (room enough)
+        and nothing held back, the output written there and its length."""
+        if self._done:
+            raise AlreadyFinalized("Context was already finalized.")
+        mode = self._mode
+        if mode == "xts" or mode == "cfb8":
+            return self._update_whole(data, into)
+        block = self._block
+        n = len(data)
+        if not n:
+            return b""  # nothing new: a stream mode would only re-send what it holds
+        if mode in _HOLDABLE:
+            # The op an engine would get: the held bytes and these, whole blocks for ECB/CBC.
+            size = (self._sw_total % block if self._sw is not None else len(self._held)) + n
+            if mode != "ctr":
+                size -= size % block
+            lane = self._lane
+            if (
+                size < lane.hold_below
+                or size > lane.hold_above
+                or (not size and self._sw is not None)
+            ):
+                return self._run_held(data, size, into)
+            if self._sw is not None:
+                self._leave_held()
+        held = self._held
+        if held or (n % block and mode in ("ecb", "cbc")):
+            buf = held + bytes(data)
+            into = None
+        else:
+            buf = data  # the usual case: the caller's buffer goes to the engine as it is
+        size = len(buf)
+        full = size - size % block
+        if mode in ("ecb", "cbc"):
+            if full == 0:
+                self._held = bytes(buf)
+                return b""
+            send = buf if full == size else buf[:full]
+        elif size:
+            send = buf
+        else:
+            return b""
+        out = self._lane.run(
+            CipherOp(self._alg, self._kind, self._key, self._chain, send, into), True
+        )
+        if full and mode != "ecb":
+            self._advance(
+                buf[full - block : full],
+                (into if into is not None else out)[full - block : full],
+                full,
+            )
+        self._held = bytes(buf[full:]) if full != size else b""
+        if into is not None or not held or mode in ("ecb", "cbc"):
+            return out
+        # A stream mode re-sent the partial block it had seen: its output went out last time.
+        return out[len(held) :]
+
+    def _run_held(self, data: Any, size: int, into: memoryview | None = None) -> Any:
+        """An update the policy keeps from every engine: on the kept OpenSSL context (made
+        from the chaining value and held bytes on the first), its tail kept for an engine to
+        take over from; counted as software's op and each engine's decline (``~size``). With
+        ``into`` (room for OpenSSL's rule: the data and a block less one) the output goes
+        there and its length is returned."""
+        sw = self._sw
+        if sw is None:
+            sw = self._enter_held()
+        n = len(data)
+        if into is not None and len(into) >= n + self._block - 1:
+            k = sw.update_into(data, into)
+            out: Any = bytes(into[max(0, k - 16) : k]) if k and self._mode == "cbc" else b""
+            result: Any = k
+        else:
+            out = result = sw.update(data)
+        self._sw_total += n
+        if n >= _TAIL:
+            self._sw_in = data if data.__class__ is bytes else bytes(data[-_TAIL:])
+        else:
+            self._sw_in = (bytes(self._sw_in[-_TAIL:]) + bytes(data))[-_TAIL:]
+        if out:
+            self._sw_out = out if len(out) >= 16 else (bytes(self._sw_out) + out)[-16:]
+        if size:
+            self._lane.tally(~size)
+        return result
+
+    def _enter_held(self) -> Any:
+        """A kept OpenSSL context at this context's chaining value, fed the held bytes."""
+        mode = self._mode
+        chain = self._chain
+        if mode == "ecb":
+            sw_mode: Any = modes.ECB()
+        elif mode == "cbc":
+            sw_mode = modes.CBC(chain)
+        else:
+            sw_mode = modes.CTR(chain)
+        cipher = _Cipher(self._algorithm, sw_mode)
+        sw = cipher.encryptor() if self._encrypt else cipher.decryptor()
+        held = self._held
+        if held:
+            sw.update(held)  # ECB/CBC: held inside; CTR: that output went out already
+        self._sw = sw
+        self._sw_base = chain
+        self._sw_total = len(held)
+        # The input tail starts with what came before: CBC decryption's chaining value is the
+        # last ciphertext block; the output tail with CBC encryption's.
+        self._sw_in = (chain or b"") + held if mode == "cbc" and not self._encrypt else held
+        self._sw_out = chain or b""
+        return sw
+
+    def _leave_held(self) -> None:
+        """An engine may take the next op: the chaining value and held bytes from the tail."""
+        total = self._sw_total
+        block = self._block
+        pending = total % block
+        tail = self._sw_in
+        end = len(tail) - pending
+        self._held = bytes(tail[end:]) if pending else b""
+        mode = self._mode
+        if mode == "cbc":
+            self._chain = bytes(self._sw_out[-16:] if self._encrypt else tail[end - 16 : end])
+        elif mode == "ctr":
+            counter = (int.from_bytes(self._sw_base, "big") + total // 16) & _MASK128
+            self._chain = counter.to_bytes(16, "big")
+        self._sw = None
+
+    def _update_whole(self, data: Any, into: memoryview | None) -> Any:
+        """XTS and CFB8: every update is complete in itself (nothing held back)."""
+        n = len(data)
+        if n == 0:
+            return b""
+        if self._mode == "xts" and n < 16:
+            raise ValueError(
+                "In XTS mode you must supply at least a full block in each update call. "
+                "For AES this is 16 bytes."
+            )
+        out = self._lane.run(
+            CipherOp(self._alg, self._kind, self._key, self._chain, data, into), True
+        )
+        if self._mode == "cfb8":  # the next IV: the last block of ciphertext so far
+            ciphertext = (into[:n] if into is not None else out) if self._encrypt else data
+            self._chain = (self._chain + bytes(ciphertext[-16:]))[-16:]
+        return out
+
+    def _advance(self, last_in: Any, last_out: Any, full: int) -> None:
+        """The chaining value after ``full`` bytes whose last block went ``last_in`` -> out."""
+        mode = self._mode
+        if mode == "cbc" or mode == "cfb":
+            self._chain = bytes(last_out if self._encrypt else last_in)
+        elif mode == "ctr":
+            counter = (int.from_bytes(self._chain, "big") + full // 16) & _MASK128
+            self._chain = counter.to_bytes(16, "big")
+        else:  # ofb: the keystream block is what was XORed in
+            self._chain = bytes(a ^ b for a, b in zip(bytes(last_in), bytes(last_out), strict=True))
+
+    def reset_nonce(self, nonce: bytes) -> None:
+        """CTR only: start again from counter block ``nonce``, as `cryptography` does."""
+        if self._done:
+            raise AlreadyFinalized("Context was already finalized.")
+        if self._mode != "ctr":
+            raise UnsupportedAlgorithm(_NO_RESET, _Reasons.UNSUPPORTED_CIPHER)
+        validate.byteslike("nonce", nonce)
+        if len(nonce) != 16:
+            raise ValueError("Nonce must be 16 bytes long")
+        self._chain = bytes(nonce)
+        self._held = b""
+        self._sw = None
+
+    def finalize(self) -> bytes:
+        if self._done:
+            raise AlreadyFinalized("Context was already finalized.")
+        self._done = True
+        left = self._sw_total % self._block if self._sw is not None else len(self._held)
+        self._sw = None
+        if self._mode in ("ecb", "cbc") and left:
+            raise ValueError(
+                f"{self._mode.upper()} data must come to a multiple of {self._block} bytes "
+                f"({left} bytes left over; no padding is applied)"
+            )
+        return b""
+
+
+CipherContext.register(_DirectContext)
+CipherContext.register(_ChainedContext)
+AEADEncryptionContext.register(_GcmEncryptor)
+AEADDecryptionContext.register(_GcmDecryptor)

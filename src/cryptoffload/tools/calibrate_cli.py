@@ -1,0 +1,159 @@
+"""The `cryptoffload calibrate` command: its options, the table, the policy file written."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from cryptoffload.tools.bench.cli import _block_size, _nonempty_list, _seconds, _trials
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``calibrate``; the caller adds the engine options (``--engine``, ``--engines``)."""
+    p = subparsers.add_parser(
+        "calibrate",
+        help="measure where each engine pays and write the policy that routes by it",
+        description="For each engine (named, else every engine found, with the hardware drivers "
+        "the kernel lists but does not choose) and algorithm it claims: engine and software "
+        "throughput side by side at sizes found by a search (bisection towards where the faster "
+        "side changes, down to one step of the square root of 2), the crossover, and with "
+        "--write a policy file (TOML) giving each engine its minimum (and maximum) sizes, "
+        "excluding it where it never wins, with the figures behind them. Exit status 1 when an "
+        "engine named is not available, 2 for usage errors.",
+    )
+    p.add_argument(
+        "--algs",
+        type=_nonempty_list("algorithm names or globs"),
+        metavar="LIST",
+        help="comma-separated algorithm names or globs (default: every algorithm claimed)",
+    )
+    p.add_argument("--write", metavar="PATH", help="write the policy (TOML) here")
+    p.add_argument(
+        "--max-size",
+        type=_block_size,
+        default=65536,
+        metavar="SIZE",
+        help="largest size searched (default 64k; the smallest is 16 bytes)",
+    )
+    p.add_argument(
+        "--time",
+        type=_seconds,
+        default=0.03,
+        metavar="S",
+        help="seconds per trial (default 0.03)",
+    )
+    p.add_argument(
+        "--trials", type=_trials, default=3, metavar="N", help="trials a side per size (default 3)"
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_calibrate)
+    return p
+
+
+def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
+    """``calibrate``: measure, print (or JSON), write the policy with ``--write``."""
+    from cryptoffload.tools import calibrate, targets, verify
+    from cryptoffload.tools.bench.progress import progress_on_stderr
+
+    verify.check_patterns(args.algs)
+    if args.max_size < 32:
+        raise ValueError(f"--max-size must be at least 32 bytes, got {args.max_size}")
+    base = calibrate.load_base(args.write) if args.write else None
+    found = targets.resolve(args.specs)
+    settings = calibrate.Settings(high=args.max_size, seconds=args.time, trials=args.trials)
+    quiet = args.quiet or args.json
+    with progress_on_stderr(calibrate.steps(found, args.algs), quiet) as step:
+        report = calibrate.run(found, args.algs, settings, progress=step)
+    missing = [e for e in report["engines"] if not e["available"]]
+    if args.write and any(e["available"] for e in report["engines"]):
+        policy = calibrate.policy_from(report, base)
+        command = "cryptoffload " + shlex.join(sys.argv[1:] if sys.argv[1:] else ["calibrate"])
+        calibrate.write(policy, args.write, command)
+        report["written"] = args.write
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print_report(report, console)
+    return 1 if missing or not report["engines"] else 0
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "-"
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1024)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} B"
+
+
+def _points(r: dict[str, Any]) -> str:
+    cells = []
+    for p in r["points"]:
+        where = _size(p["size"]) if p["size"] else "-"
+        mark = " (declined)" if "declined" in p else ""
+        cells.append(f"{where}: {p['ratio']:.3g}x ±{p['band']:.0%}{mark}")
+    return "\n".join(cells)
+
+
+_VERDICT = {
+    "always": "engine always wins",
+    "never": "engine never wins",
+    "below noise": "no difference beyond the noise",
+}
+
+
+def _verdict(r: dict[str, Any]) -> str:
+    kind = r["kind"]
+    if kind in _VERDICT:
+        return _VERDICT[kind]
+    text = f"engine wins from {_size(r['min_size'])}" if r["min_size"] else "engine wins"
+    if r["max_size"] is not None:
+        text += f" up to {_size(r['max_size'])}"
+    return text + (" (in more than one stretch: the highest kept)" if "mixed" in kind else "")
+
+
+def _policy_cell(r: dict[str, Any]) -> str:
+    kind = r["kind"]
+    if kind == "never":
+        return "exclude"
+    if kind == "below noise":
+        return "(nothing: default routing)"
+    text = f"min_size {r['min_size']}"
+    if r["max_size"] is not None:
+        text += f", max_size {r['max_size']}"
+    return text
+
+
+def print_report(report: dict[str, Any], console: Console) -> None:
+    """One table per engine: the points measured (engine/software ratio and noise band), the
+    verdict and what goes in the policy."""
+    for engine in report["engines"]:
+        if not engine["available"]:
+            console.print(
+                f"[bold red]FAIL[/] {engine['name']} is not available: {engine['reason']}"
+            )
+            continue
+        title = f"calibrate: {engine['name']} against software (engine/software throughput)"
+        table = Table(title=title)
+        for column in ("algorithm", "points (size: ratio ± noise)", "verdict", "policy"):
+            table.add_column(column, overflow="fold")
+        for r in engine["results"]:
+            table.add_row(
+                f"{r['algorithm']}\n{r['operation']}", _points(r), _verdict(r), _policy_cell(r)
+            )
+        console.print(table)
+        for alg, why in engine["skipped"].items():
+            console.print(f"{engine['name']} {alg}: not calibrated: {why}", markup=False)
+    for name, why in report["not_found"].items():
+        console.print(f"not found here: {name}: {why}", markup=False, highlight=False)
+    if not report["engines"]:
+        console.print("no engine to calibrate: name one with --engines", markup=False)
+    if report.get("written"):
+        console.print(f"policy written to {report['written']}", markup=False)

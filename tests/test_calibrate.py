@@ -1,0 +1,218 @@
+"""`calibrate`: the search, the verdicts, the policy file it writes, and the command."""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+
+import pytest
+from controlled import ControlledEngine
+
+from cryptoffload import Policy, Provider, engines
+from cryptoffload.hashes import SHA256, digest
+from cryptoffload.tools import calibrate, cli
+from cryptoffload.tools.targets import Target, Targets, probed
+from cryptoffload.tools.verify import TAKE_ALL
+
+
+def point(size: int, ratio: float, band: float = 0.05, **extra) -> dict:
+    return {"size": size, "ratio": ratio, "band": band, **extra}
+
+
+def test_search_bisects_towards_the_crossing_and_measures_few_sizes():
+    measured = []
+
+    def measure(size):
+        measured.append(size)
+        return point(size, size / 3000)  # the engine wins from 3000 bytes up
+
+    points = calibrate.search(measure, calibrate.Settings(low=16, high=65536))
+    sizes = [p["size"] for p in points]
+    assert sizes == sorted(sizes) and len(measured) == len(set(measured)) <= 12
+    below = max(s for s in sizes if s < 3000)
+    above = min(s for s in sizes if s >= 3000)
+    assert above / below <= math.sqrt(2) * 1.1  # one step around the crossing
+    assert calibrate.verdict(points, bulk=True) == {
+        "kind": "crosses",
+        "min_size": above,
+        "max_size": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("ratios", "kind", "low", "high"),
+    [
+        ([2.0, 3.0, 4.0], "always", 0, None),
+        ([0.1, 0.2, 0.5], "never", None, None),
+        ([0.99, 1.01, 1.02], "below noise", None, None),
+        ([0.5, 0.9, 1.5, 2.0], "crosses", 1024, None),
+        ([2.0, 1.5, 0.9, 0.5], "falls", 0, 256),
+        ([0.5, 1.5, 1.6, 0.5], "window", 256, 1024),
+        ([1.5, 0.5, 1.5, 1.6], "crosses (mixed)", 1024, None),
+    ],
+)
+def test_verdicts(ratios, kind, low, high):
+    points = [point(size, r) for size, r in zip((16, 256, 1024, 4096), ratios, strict=False)]
+    assert calibrate.verdict(points, bulk=True) == {
+        "kind": kind,
+        "min_size": low,
+        "max_size": high,
+    }
+
+
+def test_a_size_the_engine_declines_is_a_size_it_loses():
+    points = [point(16, 2.0), point(1024, 2.0), point(65536, 1.0, declined="too-large x3")]
+    assert calibrate.verdict(points, bulk=True)["kind"] == "falls"
+
+
+def test_calibration_finds_the_crossover_of_engines_with_controlled_costs():
+    # Engine: 1 ms a job whatever its size. Baseline: 1 ms per 4096 bytes. Equal at 4096 bytes.
+    engine = ControlledEngine("fixed", ["aes-128-gcm"], delay=1e-3)
+    reference = ControlledEngine("per-byte", ["aes-128-gcm"], per_byte=1e-3 / 4096)
+    report = calibrate.run(
+        Targets([Target(probed(engine))]),
+        ["aes-128-gcm"],
+        calibrate.Settings(seconds=0.02, trials=3),
+        baseline=lambda: Provider([reference], policy=TAKE_ALL),
+    )
+    (result,) = report["engines"][0]["results"]
+    assert result["kind"] == "crosses"
+    assert 2048 <= result["min_size"] <= 8192  # 4096, give or take one step of noise each way
+    assert all(p["share"] == 1.0 for p in result["points"])  # the engine did every measured op
+
+
+def test_the_policy_written_routes_by_the_calibration_and_keeps_the_figures(tmp_path, monkeypatch):
+    report = {
+        "date": "2026-12-01T00:00:00+00:00",
+        "machine": {"cpu_model": "test", "openssl_cli": None},
+        "settings": {"low": 16, "high": 65536},
+        "not_found": {},
+        "engines": [
+            {
+                "name": "fixed",
+                "origin": "",
+                "available": True,
+                "reason": "",
+                "skipped": {},
+                "results": [
+                    {
+                        "algorithm": "sha256",
+                        "kind": "crosses",
+                        "min_size": 4096,
+                        "max_size": None,
+                        "points": [point(16, 0.1), point(65536, 3.0)],
+                    },
+                    {
+                        "algorithm": "sha384",
+                        "kind": "never",
+                        "min_size": None,
+                        "max_size": None,
+                        "points": [point(16, 0.1)],
+                    },
+                    {
+                        "algorithm": "sha512",
+                        "kind": "below noise",
+                        "min_size": None,
+                        "max_size": None,
+                        "points": [point(16, 1.0)],
+                    },
+                    {
+                        "algorithm": "aes-128-cbc",
+                        "kind": "always",
+                        "min_size": 0,
+                        "max_size": None,
+                        "points": [point(16, 2.0)],
+                    },
+                ],
+            }
+        ],
+    }
+    kept = Policy(deny=["sha1"])
+    policy = calibrate.policy_from(report, kept)
+    path = tmp_path / "policy.toml"
+    calibrate.write(policy, path, "cryptoffload calibrate --engines fixed")
+    text = path.read_text()
+    assert text.startswith("# Written by `cryptoffload calibrate --engines fixed`")
+    data = tomllib.loads(text)
+    assert data["engines"]["fixed"] == {
+        "min_size": {"sha256": 4096, "aes-128-cbc": 0},
+        "exclude": ["sha384"],
+    }
+    assert data["calibration"]["machine"] == {"cpu_model": "test"}  # None is left out
+    loaded = Policy.load(path)
+    assert loaded.deny == ("sha1",) and loaded.calibration["settings"]["high"] == 65536
+    assert loaded.limits("sha256", None, "fixed") == (4096, None)
+    assert loaded.limits("aes-128-cbc", None, "fixed") == (0, None)  # over the 256 B default
+    assert loaded.limits("aes-128-cbc", None, "other") == (256, None)
+
+    monkeypatch.setenv("CRYPTOFFLOAD_POLICY", str(path))
+    assert Policy.from_env() == loaded
+    engine = ControlledEngine("fixed", ["sha256", "sha384"])
+    provider = Provider([engine], policy=loaded)
+    assert provider.lane("sha384").software_only  # excluded: OpenSSL directly, nothing counted
+    for size in (100, 5000):
+        digest(bytes(size), SHA256(), provider=provider)
+    snap = provider.counters.snapshot()
+    assert snap["fixed"]["sha256"]["ops"] == 1 and snap["fixed"]["sha256"]["bytes"] == 5000
+    assert snap["fixed"]["sha256"]["declined"] == {"below-threshold": 1}
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_writes_a_policy_that_loads_and_prints_json(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(
+        engines.FACTORIES, "slow", lambda arg: ControlledEngine("slow", ["sha256"], delay=2e-3)
+    )
+    path = tmp_path / "p.toml"
+    code, out, _ = run_cli(
+        capsys,
+        "calibrate",
+        "--engines",
+        "slow",
+        "--write",
+        str(path),
+        "--json",
+        "--time",
+        "0.01",
+        "--trials",
+        "2",
+    )
+    assert code == 0
+    data = json.loads(out)
+    (engine,) = data["engines"]
+    (result,) = engine["results"]
+    assert result["algorithm"] == "sha256" and result["kind"] == "never"
+    assert {"size", "engine", "software", "ratio", "band", "share"} <= set(result["points"][0])
+    assert data["written"] == str(path)
+    assert Policy.load(path).excludes("sha256", "slow")
+
+
+def test_cli_fails_for_a_named_engine_that_is_absent(capsys):
+    code, out, _ = run_cli(capsys, "calibrate", "--engines", "caam:model=t2080-nosec")
+    assert code == 1 and "has no SEC block" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("calibrate", "--engines", "software"),
+        ("calibrate", "--engines", "nonesuch"),
+        ("calibrate", "--engines", "caam:model=t2080", "--algs", "sha265"),
+    ],
+)
+def test_cli_usage_errors_exit_2(capsys, argv):
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2 and err.startswith("cryptoffload calibrate: ")
+
+
+def test_noise_is_judged_in_ratio_terms():
+    # Fifty times slower is beyond a 200% spread; 1.5 times faster is not beyond 60%.
+    slow = [point(16, 0.02, band=2.0), point(65536, 0.05, band=2.0)]
+    assert calibrate.verdict(slow, bulk=True)["kind"] == "never"
+    close = [point(16, 1.5, band=0.6), point(65536, 0.8, band=0.6)]
+    assert calibrate.verdict(close, bulk=True)["kind"] == "below noise"

@@ -1,0 +1,157 @@
+"""Ops the policy keeps from every engine run in software on the primitive's own OpenSSL object
+(no Op, no per-op set-up), give the same answers, and are counted as software's ops and each
+engine's decline, exactly as the Op path counts them; a chained context moves between the two
+paths mid-stream without losing its place."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac as std_hmac
+
+import pytest
+from cryptography.hazmat.decrepit.ciphers import modes as old_modes
+from cryptography.hazmat.primitives.ciphers import Cipher as RefCipher
+from cryptography.hazmat.primitives.ciphers import aead as ref_aead
+from cryptography.hazmat.primitives.ciphers import algorithms as ref_algorithms
+from cryptography.hazmat.primitives.ciphers import modes as ref_modes
+from doubles import TakeAllEngine
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cryptoffload import Policy, Provider, hashes, hmac
+from cryptoffload.aead import AESCCM, AESGCM
+from cryptoffload.ciphers import Cipher, algorithms, modes
+
+KEY = bytes(range(16))
+IV = bytes(range(16, 32))
+MODES = {
+    "ecb": (modes.ECB, ref_modes.ECB),
+    "cbc": (modes.CBC, ref_modes.CBC),
+    "ctr": (modes.CTR, ref_modes.CTR),
+    "cfb": (modes.CFB, old_modes.CFB),
+    "ofb": (modes.OFB, old_modes.OFB),
+}
+
+
+def provider_with_floor(floor: int, ceiling: int | None = None) -> tuple[Provider, TakeAllEngine]:
+    engine = TakeAllEngine()
+    policy = Policy(min_size={"*": floor}, max_size={"*": ceiling} if ceiling else {})
+    return Provider([engine], policy=policy), engine
+
+
+def cells(provider: Provider, alg: str) -> tuple[dict, dict]:
+    snap = provider.counters.snapshot()
+    return snap.get("takeall", {}).get(alg, {}), snap.get("software", {}).get(alg, {})
+
+
+def test_a_held_back_aead_op_is_softwares_and_each_engines_decline():
+    provider, engine = provider_with_floor(1000)
+    gcm = AESGCM(KEY, provider=provider)
+    small, large = b"s" * 100, b"L" * 2000
+    ref = ref_aead.AESGCM(KEY)
+    sealed = gcm.encrypt(IV[:12], small, b"aad")
+    assert sealed == ref.encrypt(IV[:12], small, b"aad")
+    assert gcm.decrypt(IV[:12], sealed, b"aad") == small
+    assert gcm.encrypt(IV[:12], large, None) == ref.encrypt(IV[:12], large, None)
+    assert [op.kind for op in engine.seen] == ["encrypt"]  # only the large one reached it
+    engine_cell, software_cell = cells(provider, "aes-128-gcm")
+    assert engine_cell == {"ops": 1, "bytes": 2000, "declined": {"below-threshold": 2}, "faults": 0}
+    assert (software_cell["ops"], software_cell["bytes"]) == (2, 200)
+
+
+def test_too_large_for_every_engine_is_held_back_with_that_reason():
+    provider, engine = provider_with_floor(0, ceiling=64)
+    assert AESCCM(KEY, provider=provider).encrypt(IV[:13], b"x" * 100, None) == ref_aead.AESCCM(
+        KEY
+    ).encrypt(IV[:13], b"x" * 100, None)
+    assert engine.seen == []
+    assert cells(provider, "aes-128-ccm")[0]["declined"] == {"too-large": 1}
+
+
+def test_held_back_digests_and_macs_match_hashlib_and_count_declines():
+    provider, engine = provider_with_floor(512)
+    assert (
+        hashes.digest(b"m" * 100, hashes.SHA256(), provider=provider)
+        == hashlib.sha256(b"m" * 100).digest()
+    )
+    mac = hmac.HMAC(KEY, hashes.SHA256(), provider=provider)
+    mac.update(b"m" * 100)
+    assert mac.finalize() == std_hmac.digest(KEY, b"m" * 100, "sha256")
+    assert engine.seen == []
+    assert cells(provider, "sha256")[0]["declined"] == {"below-threshold": 1}
+    assert cells(provider, "hmac-sha256")[0]["declined"] == {"below-threshold": 1}
+    assert cells(provider, "hmac-sha256")[1]["ops"] == 1
+
+
+def test_held_back_ops_counted_before_a_snapshot_whatever_the_fold_order():
+    provider, _ = provider_with_floor(1 << 20)
+    gcm = AESGCM(KEY, provider=provider)
+    for _ in range(5000):  # more than one fold of the pending record
+        gcm.encrypt(IV[:12], b"x", None)
+    engine_cell, software_cell = cells(provider, "aes-128-gcm")
+    assert engine_cell["declined"] == {"below-threshold": 5000}
+    assert (software_cell["ops"], software_cell["bytes"]) == (5000, 5000)
+    provider.counters.reset()
+    gcm.encrypt(IV[:12], b"x", None)
+    assert cells(provider, "aes-128-gcm")[0]["declined"] == {"below-threshold": 1}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    mode=st.sampled_from(sorted(MODES)),
+    encrypt=st.booleans(),
+    floor=st.sampled_from([0, 1, 16, 17, 32, 48, 1 << 20]),
+    chunks=st.lists(st.integers(0, 70), min_size=1, max_size=12),
+    into=st.booleans(),
+)
+def test_chained_context_moves_between_engine_and_held_paths_without_losing_its_place(
+    mode, encrypt, floor, chunks, into
+):
+    """Chunks of every size, an engine that takes ops from ``floor`` bytes: each update goes
+    to the engine or stays in software by its size, and the stream matches `cryptography`."""
+    total = sum(chunks)
+    if mode in ("ecb", "cbc"):  # whole blocks overall, as the modes need
+        chunks = [*chunks, (-total) % 16]
+        total = sum(chunks)
+    data = bytes((7 * i + 3) % 256 for i in range(total))
+    ours_mode, ref_mode = MODES[mode]
+    args = () if mode == "ecb" else (IV,)
+    ref = RefCipher(ref_algorithms.AES(KEY), ref_mode(*args))
+    ref_ctx = ref.encryptor() if encrypt else ref.decryptor()
+    want = ref_ctx.update(data) + ref_ctx.finalize()
+    provider, engine = provider_with_floor(floor)
+    cipher = Cipher(algorithms.AES(KEY), ours_mode(*args), provider=provider)
+    ctx = cipher.encryptor() if encrypt else cipher.decryptor()
+    got, at = b"", 0
+    for n in chunks:
+        piece = data[at : at + n]
+        at += n
+        if into:
+            buf = bytearray(n + 15)
+            k = ctx.update_into(piece, buf)
+            got += bytes(buf[:k])
+        else:
+            got += ctx.update(piece)
+    got += ctx.finalize()
+    assert got == want
+    alg = f"aes-128-{mode}"
+    engine_cell, _ = cells(provider, alg)
+    assert engine_cell.get("ops", 0) == len(engine.seen)
+    if floor == 1 << 20:
+        assert engine.seen == []
+
+
+@pytest.mark.parametrize("mode", ["cbc", "ctr"])
+def test_a_held_back_partial_block_is_carried_to_the_engine_path(mode):
+    """Software holds 5 bytes (CBC) or has used 5 bytes of a counter block (CTR); the next op
+    is large enough for the engine and must start exactly there."""
+    data = bytes(range(256)) * 2
+    ours_mode, ref_mode = MODES[mode]
+    ref = RefCipher(ref_algorithms.AES(KEY), ref_mode(IV)).encryptor()
+    want = ref.update(data) + ref.finalize()
+    provider, engine = provider_with_floor(64)
+    ctx = Cipher(algorithms.AES(KEY), ours_mode(IV), provider=provider).encryptor()
+    got = ctx.update(data[:21]) + ctx.update(data[21:])
+    got += ctx.finalize()
+    assert got == want
+    assert len(engine.seen) == 1 and cells(provider, f"aes-128-{mode}")[1]["ops"] == 1
