@@ -68,10 +68,13 @@ class PublicKey(RoutedKey):
     """Members every public key has."""
 
     __slots__ = ()
+    #: This package's public numbers class (``_numbers.Numbers``), if the key type has one.
+    _NUMBERS: ClassVar[Any] = None
 
     def public_numbers(self) -> Any:
-        """The public numbers, as `cryptography` gives them."""
-        return self._key.public_numbers()
+        """The public numbers: this package's class around `cryptography`'s, where it has one."""
+        numbers = self._key.public_numbers()
+        return numbers if self._NUMBERS is None else self._NUMBERS._wrap(numbers)
 
     def public_bytes(self, encoding: _ser.Encoding, format: _ser.PublicFormat) -> bytes:
         """Serialize, as `cryptography` does."""
@@ -85,6 +88,8 @@ class PrivateKey(RoutedKey):
     _PUBLIC: ClassVar[type[PublicKey]] = PublicKey
     #: How a peer on another curve or in another group is told apart ("on" P-256, "in" ffdhe).
     _WHERE: ClassVar[str] = "on"
+    #: This package's private numbers class (``_numbers.Numbers``), if the key type has one.
+    _NUMBERS: ClassVar[Any] = None
 
     def public_key(self) -> Any:
         """The matching public key (same provider)."""
@@ -103,8 +108,9 @@ class PrivateKey(RoutedKey):
         return peer
 
     def private_numbers(self) -> Any:
-        """The private numbers (and the public ones), as `cryptography` gives them."""
-        return self._key.private_numbers()
+        """The private numbers (and the public ones): this package's class, where it has one."""
+        numbers = self._key.private_numbers()
+        return numbers if self._NUMBERS is None else self._NUMBERS._wrap(numbers)
 
     def private_bytes(
         self,

@@ -7,14 +7,10 @@ from typing import Any
 
 from cryptography.hazmat.primitives import serialization as _ser
 from cryptography.hazmat.primitives.asymmetric import dsa as _dsa
-from cryptography.hazmat.primitives.asymmetric.dsa import (
-    DSAParameterNumbers,
-    DSAPrivateNumbers,
-    DSAPublicNumbers,
-)
 
 from cryptoffload import validate
 from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
+from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.ops import DsaOp
 from cryptoffload.provider import Provider
 
@@ -31,6 +27,90 @@ __all__ = [
     "generate_parameters",
     "generate_private_key",
 ]
+
+
+class DSAParameterNumbers(Numbers):
+    """A DSA group's numbers (p, q, g); ``parameters()`` gives this package's group.
+
+    Checked and compared as `cryptography`'s (unhashable, as its are), and equal to its
+    ``DSAParameterNumbers``.
+    """
+
+    __slots__ = ()
+    _WRAPS = _dsa.DSAParameterNumbers
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, p: int, q: int, g: int) -> None:
+        self._raw = _dsa.DSAParameterNumbers(p, q, g)
+
+    p = property(lambda self: self._raw.p, doc="The modulus.")
+    q = property(lambda self: self._raw.q, doc="The subgroup order.")
+    g = property(lambda self: self._raw.g, doc="The generator.")
+
+    def parameters(
+        self, backend: object = None, *, provider: Provider | None = None
+    ) -> DSAParameters:
+        """The group (checked by OpenSSL)."""
+        return DSAParameters(self._raw.parameters(), provider=provider)
+
+
+class DSAPublicNumbers(Numbers):
+    """A DSA public key's numbers; ``public_key()`` gives this package's key.
+
+    ``parameter_numbers`` may be ours or `cryptography`'s; equal to its ``DSAPublicNumbers``.
+    """
+
+    __slots__ = ()
+    _WRAPS = _dsa.DSAPublicNumbers
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self, y: int, parameter_numbers: DSAParameterNumbers | _dsa.DSAParameterNumbers
+    ) -> None:
+        self._raw = _dsa.DSAPublicNumbers(y, unwrap(parameter_numbers))
+
+    y = property(lambda self: self._raw.y, doc="The public value.")
+
+    @property
+    def parameter_numbers(self) -> DSAParameterNumbers:
+        """The group's numbers."""
+        return DSAParameterNumbers._wrap(self._raw.parameter_numbers)
+
+    def public_key(
+        self, backend: object = None, *, provider: Provider | None = None
+    ) -> DSAPublicKey:
+        """The public key, offered to the provider in force (or ``provider``)."""
+        return DSAPublicKey(self._raw.public_key(), provider=provider)
+
+
+class DSAPrivateNumbers(Numbers):
+    """A DSA private key's numbers; ``private_key()`` gives this package's key.
+
+    ``public_numbers`` may be ours or `cryptography`'s; equal to its ``DSAPrivateNumbers``.
+    """
+
+    __slots__ = ()
+    _WRAPS = _dsa.DSAPrivateNumbers
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, x: int, public_numbers: DSAPublicNumbers | _dsa.DSAPublicNumbers) -> None:
+        self._raw = _dsa.DSAPrivateNumbers(x, unwrap(public_numbers))
+
+    x = property(lambda self: self._raw.x, doc="The private value.")
+
+    @property
+    def public_numbers(self) -> DSAPublicNumbers:
+        """The public numbers."""
+        return DSAPublicNumbers._wrap(self._raw.public_numbers)
+
+    def private_key(
+        self, backend: object = None, *, provider: Provider | None = None
+    ) -> DSAPrivateKey:
+        """The private key (checked by OpenSSL), offered to the provider in force."""
+        return DSAPrivateKey(self._raw.private_key(), provider=provider)
+
+    def __repr__(self) -> str:
+        return "<DSAPrivateNumbers>"
 
 
 class DSAParameters:
@@ -50,7 +130,7 @@ class DSAParameters:
 
     def parameter_numbers(self) -> DSAParameterNumbers:
         """p, q and g."""
-        return self._params.parameter_numbers()
+        return DSAParameterNumbers._wrap(self._params.parameter_numbers())
 
 
 DSAParametersWithNumbers = DSAParameters
@@ -62,6 +142,7 @@ class DSAPublicKey(PublicKey):
     __slots__ = ()
     _WRAPS = _dsa.DSAPublicKey
     _EXPECTED = "a DSA public key"
+    _NUMBERS = DSAPublicNumbers
 
     def parameters(self) -> DSAParameters:
         """The group."""
@@ -97,6 +178,7 @@ class DSAPrivateKey(PrivateKey):
     _WRAPS = _dsa.DSAPrivateKey
     _EXPECTED = "a DSA private key"
     _PUBLIC = DSAPublicKey
+    _NUMBERS = DSAPrivateNumbers
 
     def parameters(self) -> DSAParameters:
         """The group."""

@@ -21,8 +21,6 @@ from cryptography.hazmat.primitives.asymmetric.ec import (
     BrainpoolP512R1,
     EllipticCurve,
     EllipticCurveOID,
-    EllipticCurvePrivateNumbers,
-    EllipticCurvePublicNumbers,
     EllipticCurveSignatureAlgorithm,
     ObjectIdentifier,
     get_curve_for_oid,
@@ -30,6 +28,7 @@ from cryptography.hazmat.primitives.asymmetric.ec import (
 
 from cryptoffload import validate
 from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
+from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.blocks.curves import by_cryptography, short_name
 from cryptoffload.ops import EcdhOp, EcdsaOp
 from cryptoffload.provider import Provider
@@ -87,12 +86,76 @@ def _check_ecdsa(signature_algorithm: Any) -> None:
         )
 
 
+class EllipticCurvePublicNumbers(Numbers):
+    """An EC public key's numbers (x, y, curve); ``public_key()`` gives this package's key.
+
+    Checked, compared and hashed as `cryptography`'s, and equal to its
+    ``EllipticCurvePublicNumbers``.
+    """
+
+    __slots__ = ()
+    _WRAPS = _ec.EllipticCurvePublicNumbers
+
+    def __init__(self, x: int, y: int, curve: EllipticCurve) -> None:
+        self._raw = _ec.EllipticCurvePublicNumbers(x, y, curve)
+
+    x = property(lambda self: self._raw.x, doc="The affine x coordinate.")
+    y = property(lambda self: self._raw.y, doc="The affine y coordinate.")
+    curve = property(lambda self: self._raw.curve, doc="The curve object.")
+
+    def public_key(
+        self, backend: object = None, *, provider: Provider | None = None
+    ) -> EllipticCurvePublicKey:
+        """The public key (ValueError if the point is not on the curve), offered to engines.
+
+        For a peer's key, ``public_key_from_numbers`` also refuses out-of-range coordinates.
+        """
+        _curve_name(self._raw.curve)
+        return EllipticCurvePublicKey(self._raw.public_key(), provider=provider)
+
+
+class EllipticCurvePrivateNumbers(Numbers):
+    """An EC private key's numbers; ``private_key()`` gives this package's key.
+
+    Checked, compared and hashed as `cryptography`'s, and equal to its
+    ``EllipticCurvePrivateNumbers``; ``public_numbers`` may be either class.
+    """
+
+    __slots__ = ()
+    _WRAPS = _ec.EllipticCurvePrivateNumbers
+
+    def __init__(
+        self,
+        private_value: int,
+        public_numbers: EllipticCurvePublicNumbers | _ec.EllipticCurvePublicNumbers,
+    ) -> None:
+        self._raw = _ec.EllipticCurvePrivateNumbers(private_value, unwrap(public_numbers))
+
+    private_value = property(lambda self: self._raw.private_value, doc="The private scalar.")
+
+    @property
+    def public_numbers(self) -> EllipticCurvePublicNumbers:
+        """The public numbers (x, y, curve)."""
+        return EllipticCurvePublicNumbers._wrap(self._raw.public_numbers)
+
+    def private_key(
+        self, backend: object = None, *, provider: Provider | None = None
+    ) -> EllipticCurvePrivateKey:
+        """The private key (ValueError if the numbers do not match), offered to engines."""
+        _curve_name(self._raw.public_numbers.curve)
+        return EllipticCurvePrivateKey(self._raw.private_key(), provider=provider)
+
+    def __repr__(self) -> str:
+        return "<EllipticCurvePrivateNumbers>"
+
+
 class EllipticCurvePublicKey(PublicKey):
     """An EC public key: ``verify`` ECDSA signatures, and serve as an ECDH peer."""
 
     __slots__ = ("_domain", "_validated")
     _WRAPS = _ec.EllipticCurvePublicKey
     _EXPECTED = "an EC public key"
+    _NUMBERS = EllipticCurvePublicNumbers
 
     def __init__(
         self, key: _ec.EllipticCurvePublicKey, *, provider: Provider | None = None
@@ -150,6 +213,7 @@ class EllipticCurvePrivateKey(PrivateKey):
     _WRAPS = _ec.EllipticCurvePrivateKey
     _EXPECTED = "an EC private key"
     _PUBLIC = EllipticCurvePublicKey
+    _NUMBERS = EllipticCurvePrivateNumbers
     _WHERE = "on"
 
     def __init__(
@@ -201,14 +265,17 @@ class EllipticCurvePrivateKey(PrivateKey):
 
 
 def public_key_from_numbers(
-    numbers: EllipticCurvePublicNumbers, *, provider: Provider | None = None
+    numbers: EllipticCurvePublicNumbers | _ec.EllipticCurvePublicNumbers,
+    *,
+    provider: Provider | None = None,
 ) -> EllipticCurvePublicKey:
     """The public key (x, y) after full validation of the coordinates as given.
 
     Use this rather than ``numbers.public_key()`` for a peer's key: OpenSSL reduces coordinates
     modulo p, so an out-of-range coordinate would otherwise be accepted as another point.
     """
-    if not isinstance(numbers, EllipticCurvePublicNumbers):
+    numbers = unwrap(numbers)
+    if not isinstance(numbers, _ec.EllipticCurvePublicNumbers):
         raise TypeError(f"expected EllipticCurvePublicNumbers, got {type(numbers).__name__}")
     validate.ec_public_point(by_cryptography(numbers.curve), numbers.x, numbers.y)
     key = EllipticCurvePublicKey(numbers.public_key(), provider=provider)

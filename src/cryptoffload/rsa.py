@@ -9,8 +9,6 @@ from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
 from cryptography.hazmat.primitives.asymmetric.padding import AsymmetricPadding
 from cryptography.hazmat.primitives.asymmetric.rsa import (
-    RSAPrivateNumbers,
-    RSAPublicNumbers,
     _modinv,
     rsa_crt_dmp1,
     rsa_crt_dmq1,
@@ -18,11 +16,13 @@ from cryptography.hazmat.primitives.asymmetric.rsa import (
     rsa_recover_prime_factors,
     rsa_recover_private_exponent,
 )
-from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
+from cryptography.hazmat.primitives.asymmetric.utils import NoDigestInfo, Prehashed
 
 from cryptoffload import validate
 from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
+from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.blocks import pkcs1
+from cryptoffload.errors import OffloadRequired
 from cryptoffload.ops import RsaOp
 from cryptoffload.provider import Provider
 
@@ -48,12 +48,98 @@ __all__ = [
 __all__ += ["_modinv"]
 
 
+def _in_software(lane: Any) -> None:
+    """For what no engine op carries (no DigestInfo, recovery): software, unless the policy
+    requires offload."""
+    if lane.required:
+        raise OffloadRequired(lane.alg, {})
+
+
+class RSAPublicNumbers(Numbers):
+    """An RSA public key's numbers (e, n); ``public_key()`` gives this package's key.
+
+    Checked, compared and hashed as `cryptography`'s, and equal to its ``RSAPublicNumbers``.
+    """
+
+    __slots__ = ()
+    _WRAPS = _rsa.RSAPublicNumbers
+
+    def __init__(self, e: int, n: int) -> None:
+        self._raw = _rsa.RSAPublicNumbers(e, n)
+
+    @property
+    def e(self) -> int:
+        """The public exponent."""
+        return self._raw.e
+
+    @property
+    def n(self) -> int:
+        """The modulus."""
+        return self._raw.n
+
+    def public_key(
+        self, backend: object = None, *, provider: Provider | None = None
+    ) -> RSAPublicKey:
+        """The public key, offered to the provider in force (or ``provider``)."""
+        return RSAPublicKey(self._raw.public_key(), provider=provider)
+
+
+class RSAPrivateNumbers(Numbers):
+    """An RSA private key's numbers; ``private_key()`` gives this package's key.
+
+    Checked, compared and hashed as `cryptography`'s, and equal to its ``RSAPrivateNumbers``;
+    ``public_numbers`` may be either class.
+    """
+
+    __slots__ = ()
+    _WRAPS = _rsa.RSAPrivateNumbers
+
+    def __init__(
+        self,
+        p: int,
+        q: int,
+        d: int,
+        dmp1: int,
+        dmq1: int,
+        iqmp: int,
+        public_numbers: RSAPublicNumbers | _rsa.RSAPublicNumbers,
+    ) -> None:
+        self._raw = _rsa.RSAPrivateNumbers(p, q, d, dmp1, dmq1, iqmp, unwrap(public_numbers))
+
+    p = property(lambda self: self._raw.p, doc="The first prime.")
+    q = property(lambda self: self._raw.q, doc="The second prime.")
+    d = property(lambda self: self._raw.d, doc="The private exponent.")
+    dmp1 = property(lambda self: self._raw.dmp1, doc="d mod (p - 1).")
+    dmq1 = property(lambda self: self._raw.dmq1, doc="d mod (q - 1).")
+    iqmp = property(lambda self: self._raw.iqmp, doc="q^-1 mod p.")
+
+    @property
+    def public_numbers(self) -> RSAPublicNumbers:
+        """The public numbers (e, n)."""
+        return RSAPublicNumbers._wrap(self._raw.public_numbers)
+
+    def private_key(
+        self,
+        backend: object = None,
+        *,
+        unsafe_skip_rsa_key_validation: bool = False,
+        provider: Provider | None = None,
+    ) -> RSAPrivateKey:
+        """The private key (checked by OpenSSL unless told not to), offered to the provider."""
+        raw = self._raw.private_key(unsafe_skip_rsa_key_validation=unsafe_skip_rsa_key_validation)
+        return RSAPrivateKey(raw, provider=provider)
+
+    def __repr__(self) -> str:
+        return "<RSAPrivateNumbers>"
+
+
 class RSAPublicKey(PublicKey):
     """An RSA public key: ``verify``, ``encrypt``, and the raw operation m^e mod n."""
 
     __slots__ = ()
     _WRAPS = _rsa.RSAPublicKey
     _EXPECTED = "an RSA public key"
+    _NUMBERS = RSAPublicNumbers
 
     @property
     def _alg(self) -> str:
@@ -63,10 +149,13 @@ class RSAPublicKey(PublicKey):
         """Raise InvalidSignature unless ``signature`` signs ``data`` hashed with ``algorithm``."""
         validate.byteslike("data", data)
         lane = self._lane(self._alg)
-        if lane.software_only:
+        if isinstance(algorithm, NoDigestInfo):  # no op carries it: software finishes it
+            _in_software(lane)
+        if lane.software_only or isinstance(algorithm, NoDigestInfo):
             validate.byteslike("signature", signature)
             validate.rsa_padding(padding)
-            check_hash(algorithm)
+            if not isinstance(algorithm, NoDigestInfo):
+                check_hash(algorithm)
             if isinstance(algorithm, Prehashed):  # as `cryptography`: the digest before the rest
                 validate.digest_fits(data, algorithm._algorithm)
             try:
@@ -101,6 +190,28 @@ class RSAPublicKey(PublicKey):
             return out
         return lane.run(RsaOp(lane.alg, "encrypt", self._key, data=plaintext, padding=padding))
 
+    def recover_data_from_signature(
+        self, signature: bytes, padding: Any, algorithm: Any | None
+    ) -> bytes:
+        """The data (a digest, or with ``NoDigestInfo``/``None`` the whole DigestInfo) that a
+        PKCS#1 v1.5 ``signature`` signs; InvalidSignature if it does not verify. Runs in
+        software (no engine op carries it), counted on this key's lane."""
+        lane = self._lane(self._alg)
+        _in_software(lane)
+        validate.byteslike("signature", signature)
+        validate.rsa_padding(padding)
+        if isinstance(algorithm, Prehashed):
+            raise TypeError(
+                "Prehashed is only supported in the sign and verify methods. "
+                "It cannot be used with recover_data_from_signature."
+            )
+        if algorithm is not None and not isinstance(algorithm, NoDigestInfo):
+            check_hash(algorithm)
+        try:
+            return self._key.recover_data_from_signature(signature, padding, algorithm)
+        finally:
+            lane.count(0)
+
     def raw_public(self, value: int) -> int:
         """value^e mod n, for 0 < value < n: the bare RSA public operation, no padding."""
         return self._lane(self._alg).run(RsaOp(self._alg, "raw", self._key, value=value))
@@ -113,6 +224,7 @@ class RSAPrivateKey(PrivateKey):
     _WRAPS = _rsa.RSAPrivateKey
     _EXPECTED = "an RSA private key"
     _PUBLIC = RSAPublicKey
+    _NUMBERS = RSAPrivateNumbers
 
     @property
     def _alg(self) -> str:
@@ -122,9 +234,12 @@ class RSAPrivateKey(PrivateKey):
         """Sign ``data`` (hashed with ``algorithm``, or ``Prehashed``) with PKCS#1 v1.5 or PSS."""
         validate.byteslike("data", data)
         lane = self._lane(self._alg)
-        if lane.software_only:
+        if isinstance(algorithm, NoDigestInfo):  # no op carries it: software finishes it
+            _in_software(lane)
+        if lane.software_only or isinstance(algorithm, NoDigestInfo):
             validate.rsa_padding(padding)
-            check_hash(algorithm)
+            if not isinstance(algorithm, NoDigestInfo):
+                check_hash(algorithm)
             out = self._key.sign(data, padding, algorithm)
             lane.count(0)
             return out
@@ -160,17 +275,17 @@ def generate_private_key(
 
 
 def private_key_from_numbers(
-    numbers: RSAPrivateNumbers, *, provider: Provider | None = None
+    numbers: RSAPrivateNumbers | _rsa.RSAPrivateNumbers, *, provider: Provider | None = None
 ) -> RSAPrivateKey:
-    """The key with these numbers (checked by OpenSSL)."""
-    return RSAPrivateKey(numbers.private_key(), provider=provider)
+    """The key with these numbers, ours or `cryptography`'s (checked by OpenSSL)."""
+    return RSAPrivateKey(unwrap(numbers).private_key(), provider=provider)
 
 
 def public_key_from_numbers(
-    numbers: RSAPublicNumbers, *, provider: Provider | None = None
+    numbers: RSAPublicNumbers | _rsa.RSAPublicNumbers, *, provider: Provider | None = None
 ) -> RSAPublicKey:
-    """The public key (e, n)."""
-    return RSAPublicKey(numbers.public_key(), provider=provider)
+    """The public key (e, n), from our numbers or `cryptography`'s."""
+    return RSAPublicKey(unwrap(numbers).public_key(), provider=provider)
 
 
 RSAPublicKeyWithSerialization = RSAPublicKey

@@ -177,6 +177,18 @@ def rsa_padding(pad: Any) -> None:
     """PKCS1v15(), PSS(...) or OAEP(...); OAEP with the SHA-1/SHA-2 hashes OpenSSL takes."""
     if not isinstance(pad, padding.AsymmetricPadding):
         raise TypeError(f"padding must be PKCS1v15(), PSS(...) or OAEP(...), got {pad!r}")
+    # As `cryptography`: another padding, or another mask generation function, is unsupported.
+    if not isinstance(pad, (padding.PKCS1v15, padding.PSS, padding.OAEP)):
+        raise UnsupportedAlgorithm(
+            f"{getattr(pad, 'name', type(pad).__name__)} is not supported",
+            _Reasons.UNSUPPORTED_PADDING,
+        )
+    if not isinstance(pad, padding.PKCS1v15) and not isinstance(
+        pkcs1._private_attr(pad, "_mgf"), padding.MGF1
+    ):
+        raise UnsupportedAlgorithm(
+            "only MGF1 is supported as mask generation function", _Reasons.UNSUPPORTED_MGF
+        )
     if isinstance(pad, padding.OAEP):
         # OpenSSL takes OAEP with SHA-1/SHA-2 only; an engine padding in Python must not take more.
         for alg in pkcs1.oaep_params(pad)[:2]:
