@@ -56,6 +56,8 @@ FILES = (
     "test_rsa",
     "test_serialization",
 )
+#: The files of the key types added for the issue (DSA, Ed25519/Ed448, X25519/X448): run too.
+MORE = ("test_dsa", "test_ed25519", "test_ed448", "test_x25519", "test_x448")
 #: Helpers the test files build their objects with: rewritten too, or the vector tests they
 #: generate would run on `cryptography` and pass without touching cryptoffload.
 HELPERS = (
@@ -401,10 +403,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args(argv)
     files = [f.strip().removesuffix(".py") for f in args.files.split(",")] if args.files else []
-    files = files or list(FILES)
-    unknown = [f for f in files if f not in FILES]
+    files = files or list(FILES + MORE)
+    unknown = [f for f in files if f not in FILES + MORE]
     if unknown:
-        parser.error(f"unknown test file(s) {', '.join(unknown)}; choose from {', '.join(FILES)}")
+        parser.error(
+            f"unknown test file(s) {', '.join(unknown)}; choose from {', '.join(FILES + MORE)}"
+        )
     configs = list(CONFIGS) if args.config == "both" else [args.config]
 
     version = installed_version()

@@ -854,9 +854,7 @@ HASH_USES: dict[str, Callable[[Provider, Any], Any]] = {
 
 @each_unknown_hash
 @pytest.mark.parametrize("use", list(HASH_USES.values()), ids=list(HASH_USES))
-def test_unknown_hash_is_unsupported_and_a_hash_class_is_typeerror(
-    provider, use, algorithm, error
-):
+def test_unknown_hash_is_unsupported_and_a_hash_class_is_typeerror(provider, use, algorithm, error):
     expect(provider, error, lambda: use(provider, algorithm), *RSA_SECRETS, *EC_SECRETS)
 
 
