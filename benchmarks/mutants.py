@@ -83,8 +83,8 @@ MUTANTS = [
     m(
         "cbc-iv-length",
         "validate.py",
-        'if mode != "ecb" and (iv.__class__ is not bytes or len(iv) != BLOCK):',
-        'if mode != "ecb" and (iv.__class__ is not bytes or len(iv) > BLOCK):',
+        'if mode != "ecb" and (iv.__class__ is not bytes or len(iv) != block):',
+        'if mode != "ecb" and (iv.__class__ is not bytes or len(iv) > block):',
         "tests/test_bad_input.py tests/test_vectors_aes.py",
         "short CBC IV admitted",
     ),
