@@ -83,32 +83,29 @@ class _AeadBase:
         if lane is not self._lane:
             self._bind(lane)
         fast = self._fast
-        if fast is None:
-            # The policy may keep this size from every engine: then software runs it directly,
-            # as on a software-only lane, and tally(~n) counts the engines' declines.
-            if (
-                data.__class__ is not bytes
-                or lane.hold_below <= (n := len(data)) <= lane.hold_above
-                or (held := self._held_software()) is None
-            ):
+        held = fast is None
+        if held:
+            fast = self._held(lane, data, 0)
+            if fast is None:
                 return lane.run(self._op("encrypt", nonce, data, associated_data))
-            try:
-                out = held.encrypt(nonce, data, associated_data)
-            except (TypeError, ValueError):
-                self._explain(nonce, data, associated_data, 0)
-                raise
-            lane.tally(~n)
-            return out
         try:
             out = fast.encrypt(nonce, data, associated_data)
         except (TypeError, ValueError):
             self._explain(nonce, data, associated_data, 0)
             raise
-        lane.tally(len(data))
+        n = len(data)
+        lane.tally(~n if held else n)
         return out
 
-    def _held_software(self) -> Any:
-        """The direct `cryptography` object for an op the policy keeps from every engine."""
+    def _held(self, lane: Lane, data: Any, tag_length: int) -> Any:
+        """The direct `cryptography` object when the policy keeps this op (its payload:
+        ``data`` less ``tag_length``) from every engine, else None: software then runs it as
+        on a software-only lane, recorded as ``tally(~payload)`` (see Lane.holds_back)."""
+        if data.__class__ is not bytes:
+            return None
+        n = len(data) - tag_length
+        if n < 0 or lane.hold_below <= n <= lane.hold_above:
+            return None
         sw = self._sw
         if sw is None:
             sw = self._sw = self._software()
@@ -122,35 +119,26 @@ class _AeadBase:
         if lane is not self._lane:
             self._bind(lane)
         fast = self._fast
-        if (
-            fast is None
-            and data.__class__ is bytes
-            and not lane.hold_below <= (n := len(data)) <= lane.hold_above
-            and (held := self._held_software()) is not None
-        ):
-            try:
-                k = held.encrypt_into(nonce, data, associated_data, buf)
-            except (TypeError, ValueError):
-                self._explain(nonce, data, associated_data, 0)
-                raise
-            lane.tally(~n)
-            return k
-        if fast is None:
-            op = self._op("encrypt", nonce, data, associated_data)
-            validate.validate_op(op)
-            need = _nbytes(data) + self._tag_length
-            if memoryview(buf).nbytes != need:
-                raise ValueError(f"buffer must be {need} bytes")
-            sealed = lane.run(op, True)
-            memoryview(buf).cast("B")[:] = sealed
-            return need
+        held = fast is None
+        if held:
+            fast = self._held(lane, data, 0)
+            if fast is None:
+                op = self._op("encrypt", nonce, data, associated_data)
+                validate.validate_op(op)
+                need = _nbytes(data) + self._tag_length
+                if memoryview(buf).nbytes != need:
+                    raise ValueError(f"buffer must be {need} bytes")
+                sealed = lane.run(op, True)
+                memoryview(buf).cast("B")[:] = sealed
+                return need
         try:
-            n = fast.encrypt_into(nonce, data, associated_data, buf)
+            k = fast.encrypt_into(nonce, data, associated_data, buf)
         except (TypeError, ValueError):
             self._explain(nonce, data, associated_data, 0)
             raise
-        lane.tally(len(data))
-        return n
+        n = len(data)
+        lane.tally(~n if held else n)
+        return k
 
     def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
@@ -158,34 +146,23 @@ class _AeadBase:
         if lane is not self._lane:
             self._bind(lane)
         fast = self._fast
-        if fast is None:
-            if (
-                data.__class__ is not bytes
-                or (n := len(data) - self._tag_length) < 0
-                or lane.hold_below <= n <= lane.hold_above
-                or (held := self._held_software()) is None
-            ):
+        held = fast is None
+        if held:
+            fast = self._held(lane, data, self._tag_length)
+            if fast is None:
                 return lane.run(self._op("decrypt", nonce, data, associated_data))
-            try:
-                out = held.decrypt(nonce, data, associated_data)
-            except InvalidTag:
-                lane.tally(~n)
-                raise
-            except (TypeError, ValueError):
-                self._explain(nonce, data, associated_data, self._tag_length)
-                raise
-            lane.tally(~n)
-            return out
         try:
             out = fast.decrypt(nonce, data, associated_data)
         except InvalidTag:
-            if len(data) >= self._tag_length:  # shorter holds no tag: refused before any engine
-                lane.tally(len(data) - self._tag_length)
+            n = len(data) - self._tag_length
+            if n >= 0:  # shorter holds no tag: refused before any engine, uncounted
+                lane.tally(~n if held else n)
             raise
         except (TypeError, ValueError):
             self._explain(nonce, data, associated_data, self._tag_length)
             raise
-        lane.tally(len(out))
+        n = len(out)
+        lane.tally(~n if held else n)
         return out
 
     def encrypt_many(self, items: Iterable[tuple[bytes, bytes, bytes | None]]) -> list[Any]:
@@ -220,45 +197,32 @@ class _AeadBase:
         if lane is not self._lane:
             self._bind(lane)
         fast = self._fast
-        if (
-            fast is None
-            and data.__class__ is bytes
-            and (size := len(data) - self._tag_length) >= 0
-            and not lane.hold_below <= size <= lane.hold_above
-            and (held := self._held_software()) is not None
-        ):
-            try:
-                k = held.decrypt_into(nonce, data, associated_data, buf)
-            except InvalidTag:
-                lane.tally(~size)
-                raise
-            except (TypeError, ValueError):
-                self._explain(nonce, data, associated_data, self._tag_length)
-                raise
-            lane.tally(~size)
-            return k
-        if fast is not None:
-            try:
-                n = fast.decrypt_into(nonce, data, associated_data, buf)
-            except InvalidTag:
-                if len(data) >= self._tag_length:  # shorter: no tag, refused uncounted
-                    lane.tally(len(data) - self._tag_length)
-                raise
-            except (TypeError, ValueError):
-                self._explain(nonce, data, associated_data, self._tag_length)
-                raise
-            lane.tally(n)
-            return n
-        # As `cryptography`: the inputs (nonce, a ciphertext shorter than a tag) before the
-        # buffer; the plaintext is written only once the tag holds.
-        op = self._op("decrypt", nonce, data, associated_data)
-        validate.validate_op(op)
-        need = _nbytes(data) - self._tag_length
-        if memoryview(buf).nbytes != need:
-            raise ValueError(f"buffer must be {need} bytes")
-        plaintext = lane.run(op, True)
-        memoryview(buf).cast("B")[:] = plaintext
-        return need
+        held = fast is None
+        if held:
+            fast = self._held(lane, data, self._tag_length)
+            if fast is None:
+                # As `cryptography`: the inputs (nonce, a ciphertext shorter than a tag) before
+                # the buffer; the plaintext is written only once the tag holds.
+                op = self._op("decrypt", nonce, data, associated_data)
+                validate.validate_op(op)
+                need = _nbytes(data) - self._tag_length
+                if memoryview(buf).nbytes != need:
+                    raise ValueError(f"buffer must be {need} bytes")
+                plaintext = lane.run(op, True)
+                memoryview(buf).cast("B")[:] = plaintext
+                return need
+        try:
+            k = fast.decrypt_into(nonce, data, associated_data, buf)
+        except InvalidTag:
+            n = len(data) - self._tag_length
+            if n >= 0:  # shorter: no tag, refused uncounted
+                lane.tally(~n if held else n)
+            raise
+        except (TypeError, ValueError):
+            self._explain(nonce, data, associated_data, self._tag_length)
+            raise
+        lane.tally(~k if held else k)
+        return k
 
 
 def _outcome(call: Any, item: tuple[Any, ...]) -> Any:
