@@ -353,7 +353,7 @@ class _ChainedContext:
                 self._sw_total += n
                 self._sw_in = data if n >= _TAIL else (bytes(self._sw_in) + data)[-_TAIL:]
                 if k and self._cbc_encrypt:
-                    self._sw_out = buf[k - 16 : k]  # a copy: the caller owns buf
+                    self._sw_out = buf[max(0, k - 16) : k]  # a copy: the caller owns buf
                 if size:
                     lane.tally(~size)
                 return k
@@ -512,7 +512,8 @@ class _ChainedContext:
         self._held = bytes(tail[end:]) if pending else b""
         mode = self._mode
         if mode == "cbc":
-            self._chain = bytes(self._sw_out[-16:] if self._encrypt else tail[end - 16 : end])
+            last = self._sw_out[-block:] if self._encrypt else tail[end - block : end]
+            self._chain = bytes(last)
         elif mode == "ctr":
             counter = (int.from_bytes(self._sw_base, "big") + total // 16) & _MASK128
             self._chain = counter.to_bytes(16, "big")
@@ -533,7 +534,8 @@ class _ChainedContext:
         )
         if self._mode == "cfb8":  # the next IV: the last block of ciphertext so far
             ciphertext = (into[:n] if into is not None else out) if self._encrypt else data
-            self._chain = (self._chain + bytes(ciphertext[-16:]))[-16:]
+            block = self._block
+            self._chain = (self._chain + bytes(ciphertext[-block:]))[-block:]
         return out
 
     def _advance(self, last_in: Any, last_out: Any, full: int) -> None:
