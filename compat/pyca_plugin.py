@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
 import pytest
@@ -53,6 +54,29 @@ def _ops() -> tuple[int, int]:
     return total, engine
 
 
+class _Reach:
+    """Whether a test ran any of cryptoffload's own code: a profile hook that looks for a call
+    into the package and removes itself at the first (so the rest of the test runs unwatched)."""
+
+    def __init__(self) -> None:
+        import cryptoffload
+
+        self._package = os.path.dirname(cryptoffload.__file__) + os.sep
+        self.reached = False
+
+    def _profile(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename.startswith(self._package):
+            self.reached = True
+            sys.setprofile(None)
+
+    def __enter__(self) -> _Reach:
+        sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.setprofile(None)
+
+
 _results: dict[str, dict[str, Any]] = {}
 _collect_errors: dict[str, str] = {}
 
@@ -74,13 +98,16 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> Any:
     if CONFIG == "cryptography":
         return (yield)
     before = _ops()
+    reach = _Reach()
     try:
-        return (yield)
+        with reach:
+            return (yield)
     finally:
         after = _ops()
         entry = _results.setdefault(item.nodeid, {"outcome": "passed"})
         entry["ops"] = after[0] - before[0]
         entry["engine_ops"] = after[1] - before[1]
+        entry["reached"] = reach.reached
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

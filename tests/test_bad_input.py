@@ -20,7 +20,7 @@ from cryptography.exceptions import (
     InvalidTag,
     UnsupportedAlgorithm,
 )
-from cryptography.hazmat.decrepit.ciphers.algorithms import Camellia, TripleDES
+from cryptography.hazmat.decrepit.ciphers.algorithms import ARC4, RC2, Camellia, TripleDES
 from cryptography.hazmat.primitives import hashes as _hashes
 from cryptography.hazmat.primitives.asymmetric import ec as _ec
 from cryptography.hazmat.primitives.asymmetric import padding
@@ -587,9 +587,10 @@ def test_mac_verify_after_finalize_and_finalize_after_verify_raise_alreadyfinali
 # -- unsupported algorithms and modes -----------------------------------------------------------
 
 UNSUPPORTED = {
-    "camellia-cbc": lambda p: Cipher(Camellia(KEY), modes.CBC(IV), provider=p),
-    "sm4-cbc": lambda p: Cipher(_algorithms.SM4(KEY), modes.CBC(IV), provider=p),
-    "chacha20": lambda p: Cipher(_algorithms.ChaCha20(KEY32, IV), None, provider=p),
+    # OpenSSL has no CTR for Camellia, ECB for RC2, nor a mode for a stream cipher.
+    "camellia-ctr": lambda p: Cipher(Camellia(KEY), modes.CTR(IV), provider=p),
+    "rc2-ecb": lambda p: Cipher(RC2(KEY), modes.ECB(), provider=p),
+    "arc4-ecb": lambda p: Cipher(ARC4(KEY), modes.ECB(), provider=p),
     "3des-ctr": lambda p: Cipher(TripleDES(KEY32[:24]), _modes.CTR(IV[:8]), provider=p),
     "aes-no-mode": lambda p: Cipher(algorithms.AES(KEY), None, provider=p),
 }

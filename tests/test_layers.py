@@ -35,6 +35,7 @@ PRIMITIVES = (
     "x25519",
     "x448",
     "_rawkeys",
+    "poly1305",
 )
 CORE = (
     "ops",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from cryptography.exceptions import UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives.hashes import (
     MD5,
     SHA1,
@@ -27,6 +28,7 @@ from cryptography.hazmat.primitives.hashes import (
     HashAlgorithm,
     HashContext,
 )
+from cryptography.hazmat.primitives.hashes import XOFHash as _OpenSSLXOFHash
 
 from cryptoffload import validate
 from cryptoffload._stream import StreamContext
@@ -56,6 +58,7 @@ __all__ = [
     "Hash",
     "HashAlgorithm",
     "HashContext",
+    "XOFHash",
     "digest",
     "digest_many",
 ]
@@ -171,6 +174,80 @@ class _XofHash(Hash):
 
 
 HashContext.register(Hash)
+
+
+class XOFHash:
+    """An extendable-output hash (SHAKE128, SHAKE256): ``update`` any number of times, then
+    ``squeeze`` its output in pieces, ``algorithm.digest_size`` bytes in all; ``copy`` forks it.
+
+    No engine squeezes across calls, so OpenSSL does the work (as for streaming GCM): the
+    context is one software op of its absorbed bytes, counted at its first squeeze, with each
+    engine that claims the algorithm counted as declining it for ``streaming``; a policy that
+    requires offload for it refuses the context when it is made (OffloadRequired).
+    """
+
+    __slots__ = ("_algorithm", "_counted", "_ctx", "_lane", "_total")
+
+    def __init__(
+        self, algorithm: ExtendableOutputFunction, *, provider: Provider | None = None
+    ) -> None:
+        if not isinstance(algorithm, ExtendableOutputFunction):
+            raise TypeError(
+                "Expected instance of an extendable output function (e.g. "
+                f"hashes.SHAKE128(digest_size=32)), got {algorithm!r}"
+            )
+        alg = hash_name(algorithm)
+        if alg not in XOF_NAMES:
+            raise UnsupportedAlgorithm(
+                f"{algorithm.name!r} is not an extendable output function cryptoffload offers "
+                "(SHAKE128, SHAKE256)",
+                _Reasons.UNSUPPORTED_HASH,
+            )
+        self._ctx = _OpenSSLXOFHash(algorithm)  # UnsupportedAlgorithm before OpenSSL 3.3
+        lane = resolve(provider).lane(alg)
+        lane.allow_software(lane.declines_for("streaming"))
+        self._algorithm = algorithm
+        self._lane = lane
+        self._total = 0
+        self._counted = False
+
+    def __repr__(self) -> str:
+        return f"<XOFHash {self._lane.alg}>"
+
+    @property
+    def algorithm(self) -> ExtendableOutputFunction:
+        """The extendable-output function object given at construction."""
+        return self._algorithm
+
+    def update(self, data: bytes) -> None:
+        """Absorb ``data``; AlreadyFinalized once the context has been squeezed."""
+        try:
+            self._ctx.update(data)
+        except TypeError:
+            validate.byteslike("data", data)
+            raise
+        self._total += len(data)
+
+    def squeeze(self, length: int) -> bytes:
+        """The next ``length`` bytes of output; ValueError past ``algorithm.digest_size`` bytes
+        in all. The first squeeze ends the input: ``update`` raises AlreadyFinalized after it."""
+        out = self._ctx.squeeze(length)
+        if not self._counted:
+            self._counted = True
+            lane = self._lane
+            lane.finish_in_software(self._total, lane.declines_for("streaming"))
+        return out
+
+    def copy(self) -> XOFHash:
+        """An independent context with the same input and output so far (one made before the
+        first squeeze is an op of its own when it is squeezed, as a copied Hash is)."""
+        other = type(self).__new__(type(self))
+        other._ctx = self._ctx.copy()
+        other._algorithm = self._algorithm
+        other._lane = self._lane
+        other._total = self._total
+        other._counted = self._counted
+        return other
 
 
 def digest(data: bytes, algorithm: HashAlgorithm, *, provider: Provider | None = None) -> bytes:

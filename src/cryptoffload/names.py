@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm, _Reasons
@@ -97,8 +98,62 @@ MORE_AES = (
 )
 #: Triple DES (EDE, three keys): `3des-MODE`, and CMAC over it.
 TDES_MODES = ("ecb", "cbc", "cfb", "cfb8", "ofb")
+
+
+@dataclass(frozen=True)
+class CipherFamily:
+    """A cipher other than AES as the names spell it: ``3des-cbc``, ``camellia-128-cbc``,
+    ``sm4-ctr``, ``chacha20`` (a stream cipher has no modes: its name is the family's)."""
+
+    #: Key lengths in bytes the family takes.
+    key_sizes: tuple[int, ...]
+    #: Bytes per block (a stream cipher: per keystream block, 64 for ChaCha20; 1 for ARC4).
+    block: int
+    #: The modes OpenSSL runs it in, by our mode names; () for a stream cipher.
+    modes: tuple[str, ...] = ()
+    #: Whether its names carry the key's bits (``camellia-128-cbc``), as AES's do.
+    sized: bool = False
+    #: Bytes of IV or nonce when not one block (ChaCha20: a 16-byte counter and nonce).
+    iv: int | None = None
+
+    def names(self, family: str) -> list[str]:
+        """Every algorithm name of this family."""
+        if not self.modes:
+            return [family]
+        stems = [f"{family}-{n * 8}" for n in self.key_sizes] if self.sized else [family]
+        return [f"{stem}-{mode}" for stem in stems for mode in self.modes]
+
+
+_BLOCK64 = ("ecb", "cbc", "cfb", "ofb")
+#: The ciphers other than AES, by the first part of their names. Blowfish, CAST5, IDEA, SEED,
+#: RC2 and ARC4 are `cryptography`'s "decrepit" algorithms (OpenSSL's legacy provider).
+CIPHER_FAMILIES: dict[str, CipherFamily] = {
+    "3des": CipherFamily((24,), 8, TDES_MODES),
+    "camellia": CipherFamily((16, 24, 32), 16, _BLOCK64, sized=True),
+    "sm4": CipherFamily((16,), 16, ("ecb", "cbc", "ctr", "cfb", "ofb", "gcm")),
+    "chacha20": CipherFamily((32,), 64, iv=16),
+    "blowfish": CipherFamily(tuple(range(4, 57)), 8, _BLOCK64),
+    "cast5": CipherFamily(tuple(range(5, 17)), 8, _BLOCK64),
+    "idea": CipherFamily((16,), 8, _BLOCK64),
+    "seed": CipherFamily((16,), 16, _BLOCK64),
+    "rc2": CipherFamily((16,), 8, ("cbc",)),
+    "arc4": CipherFamily((5, 7, 8, 10, 16, 20, 24, 32), 1),
+}
+
+
+def cipher_family(alg: str) -> CipherFamily | None:
+    """The family of a cipher name that is not AES's (``sm4-cbc`` -> SM4's), or None."""
+    prefix = alg.split("-", 1)[0]
+    spec = CIPHER_FAMILIES.get(prefix)
+    if spec is None or (not spec.modes and alg != prefix):  # chacha20-poly1305 is an AEAD
+        return None
+    return spec
+
+
 #: The AEADs by name that are not AES modes.
 MORE_AEADS = ("chacha20-poly1305",)
+#: The MACs by name beside HMAC, CMAC and GMAC.
+MORE_MACS = ("poly1305",)
 RSA_SIZES = (1024, 2048, 3072, 4096)
 FFDHE_NAMES = ("ffdhe2048", "ffdhe3072", "ffdhe4096", "ffdhe6144", "ffdhe8192")
 #: Finite-field DH in groups other than RFC 7919's: `dh-<bits of p>` (these sizes listed).
@@ -145,10 +200,12 @@ def all_algorithms() -> list[str]:
         names += [f"cmac-aes-{bits}", f"gmac-aes-{bits}"]
     names += MORE_AES
     names += MORE_AEADS
-    names += [f"3des-{mode}" for mode in TDES_MODES]
+    for family, spec in CIPHER_FAMILIES.items():
+        names += spec.names(family)
     names.append("cmac-3des")
     names += list(HASH_NAMES)
     names += [f"hmac-{h}" for h in HASH_NAMES if h not in XOF_NAMES]
+    names += MORE_MACS
     for bits in RSA_SIZES:
         names += [rsa_name(bits, "private"), rsa_name(bits, "public")]
     for curve in CURVES:

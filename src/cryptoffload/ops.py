@@ -89,7 +89,7 @@ CONTRACT: dict[tuple[str, str], Entry] = {
     ("mac", "mac"): Entry(
         ("key", "data"),
         ("iv", "tag_length"),
-        "bytes: the tag (HMAC, CMAC: full length; GMAC, which sets iv and tag_length: "
+        "bytes: the tag (HMAC, CMAC, Poly1305: full length; GMAC, which sets iv and tag_length: "
         "tag_length bytes)",
         _BYTES,
     ),
@@ -270,7 +270,8 @@ class HashOp(_PayloadOp):
 
 
 class MacOp(_PayloadOp):
-    """HMAC and CMAC: ``key``, ``data``; GMAC also ``iv`` (the nonce) and ``tag_length``."""
+    """HMAC, CMAC and Poly1305: ``key``, ``data``; GMAC also ``iv`` (the nonce) and
+    ``tag_length``."""
 
     __slots__ = ("data", "iv", "key", "tag_length")
     family = "mac"

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 from cryptoffload.blocks import pkcs1
 from cryptoffload.devicekey import DeviceKey
-from cryptoffload.names import XOF_NAMES, hash_name
+from cryptoffload.names import XOF_NAMES, cipher_family, hash_name
 
 AES_KEY_SIZES = (16, 24, 32)
 GCM_TAG_SIZES = frozenset({4, 8, 12, 13, 14, 15, 16})
@@ -62,8 +62,26 @@ def cipher_key(alg: str, key: Any, sizes: tuple[int, ...]) -> None:
         return
     byteslike("key", key)
     if len(key) not in sizes:
-        wanted = " or ".join(str(n) for n in sizes)
+        if len(sizes) > 3 and sizes == tuple(range(sizes[0], sizes[-1] + 1)):
+            wanted = f"between {sizes[0]} and {sizes[-1]}"
+        else:
+            wanted = " or ".join(str(n) for n in sizes)
         raise ValueError(f"{alg} key must be {wanted} bytes, got {len(key)}")
+
+
+#: Bytes of keystream one ChaCha20 nonce gives: 2**32 blocks of 64 bytes (a 32-bit counter).
+CHACHA20_SPAN = 64 << 32
+
+
+def chacha20_room(nonce: bytes, length: int) -> None:
+    """ChaCha20 from the counter in ``nonce`` (its first 4 bytes, little-endian) must not run
+    past the last of its 2**32 blocks: `cryptography` refuses it too (ValueError)."""
+    start = int.from_bytes(nonce[:4], "little") * 64
+    if start + length > CHACHA20_SPAN:
+        raise ValueError(
+            f"ChaCha20 counter would overflow: {length} bytes from block "
+            f"{start // 64} run past the 2**32 blocks of one nonce"
+        )
 
 
 def xts_keys(key: Any) -> None:
@@ -71,6 +89,18 @@ def xts_keys(key: Any) -> None:
     half = len(key) // 2
     if bytes(key[:half]) == bytes(key[half:]):
         raise ValueError("In XTS mode duplicated keys are not allowed")
+
+
+#: Bytes of a Poly1305 key: r and s, 16 bytes each (RFC 8439 2.5).
+POLY1305_KEY = 32
+
+
+def poly1305_key(key: Any) -> None:
+    """A Poly1305 key: bytes-like, 32 bytes."""
+    byteslike("key", key)
+    n = len(key) if isinstance(key, (bytes, bytearray)) else memoryview(key).nbytes
+    if n != POLY1305_KEY:
+        raise ValueError(f"A poly1305 key is {POLY1305_KEY} bytes long, got {n}")
 
 
 #: Longest data or associated data an AEAD takes (as `cryptography`: OverflowError beyond it).
@@ -259,18 +289,21 @@ def int_value(name: str, value: Any) -> None:
 # The common case of the bulk families costs a few comparisons (every chained Cipher update and
 # every engine-path AEAD op passes here); the named checks above run only to word a failure.
 
-#: Per cipher algorithm name: (mode, key sizes, block size), made on first use.
-_CIPHERS: dict[str, tuple[str, tuple[int, ...], int]] = {}
+#: Per cipher algorithm name: (mode, key sizes, block size, IV size or None), made on first use.
+_CIPHERS: dict[str, tuple[str, tuple[int, ...], int, int | None]] = {}
 
 
-def _cipher_spec(alg: str) -> tuple[str, tuple[int, ...], int]:
-    family, mode = alg.split("-", 1)[0], alg.rsplit("-", 1)[1]
-    if family == "3des":
-        spec = (mode, (24,), 8)
+def _cipher_spec(alg: str) -> tuple[str, tuple[int, ...], int, int | None]:
+    mode = alg.rsplit("-", 1)[-1]
+    family = cipher_family(alg)
+    if family is not None:  # Triple DES, Camellia, SM4, ChaCha20, the decrepit ones
+        sizes = (int(alg.split("-")[1]) // 8,) if family.sized else family.key_sizes
+        iv = family.iv if family.iv is not None else family.block
+        spec = (mode, sizes, family.block, None if mode == "ecb" or family.block == 1 else iv)
     elif mode == "xts":  # two AES keys: aes-128-xts takes 32 bytes, aes-256-xts 64
-        spec = (mode, (int(alg.split("-")[1]) // 4,), BLOCK)
+        spec = (mode, (int(alg.split("-")[1]) // 4,), BLOCK, BLOCK)
     else:
-        spec = (mode, AES_KEY_SIZES, BLOCK)
+        spec = (mode, AES_KEY_SIZES, BLOCK, None if mode == "ecb" else BLOCK)
     _CIPHERS[alg] = spec
     return spec
 
@@ -281,13 +314,17 @@ _BUFFERS = frozenset({bytes, bytearray, memoryview})
 def _cipher_op(op: Any) -> None:
     key, data, iv = op.key, op.data, op.iv
     spec = _CIPHERS.get(op.alg) or _cipher_spec(op.alg)
-    mode, key_sizes, block = spec
+    mode, key_sizes, block, iv_size = spec
     if key.__class__ is not bytes or len(key) not in key_sizes:
         cipher_key(op.alg, key, key_sizes)
     if data.__class__ is not bytes and data.__class__ not in _BUFFERS:
         byteslike("data", data)
-    if mode != "ecb" and (iv.__class__ is not bytes or len(iv) != block):
-        block_iv(mode, iv, block)
+    if iv_size is not None and (iv.__class__ is not bytes or len(iv) != iv_size):
+        block_iv(mode, iv, iv_size)
+    elif iv_size is None and iv is not None:
+        raise ValueError(f"{op.alg} takes no IV")
+    if mode == "chacha20":
+        chacha20_room(iv, len(data))
     if len(data) % block and mode in ("ecb", "cbc"):
         block_aligned(mode, len(data), block)
     if mode == "xts":
@@ -392,6 +429,10 @@ def _mac_op(op: Any) -> None:
     if kind == "hmac":
         if key.__class__ not in _BUFFERS:
             byteslike("key", key)
+        return
+    if kind == "poly":
+        if key.__class__ is not bytes or len(key) != POLY1305_KEY:
+            poly1305_key(key)
         return
     if op.alg == "cmac-3des":
         cipher_key(op.alg, key, (24,))

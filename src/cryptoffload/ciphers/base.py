@@ -1,15 +1,16 @@
-"""``Cipher`` and its contexts: AES (ECB, CBC, CTR, CFB, CFB8, OFB, GCM, XTS) and Triple DES."""
+"""``Cipher`` and its contexts: AES, Triple DES, Camellia, SM4, ChaCha20, the decrepit ciphers."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from cryptography.exceptions import AlreadyFinalized, UnsupportedAlgorithm, _Reasons
-from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
+from cryptography.hazmat.decrepit.ciphers import algorithms as decrepit
 from cryptography.hazmat.primitives.ciphers import (
     AEADCipherContext,
     AEADDecryptionContext,
     AEADEncryptionContext,
+    BlockCipherAlgorithm,
     CipherAlgorithm,
     CipherContext,
     algorithms,
@@ -17,7 +18,7 @@ from cryptography.hazmat.primitives.ciphers import (
 from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 
 from cryptoffload import modes, validate
-from cryptoffload.names import aes_name
+from cryptoffload.names import CIPHER_FAMILIES, aes_name
 from cryptoffload.ops import CipherOp
 from cryptoffload.provider import Lane, Provider, resolve
 
@@ -41,8 +42,20 @@ _MODE_NAMES: dict[type, str] = {
     modes.GCM: "gcm",
     modes.XTS: "xts",
 }
-#: The modes offered with Triple DES (OpenSSL has no CTR, GCM or XTS for it).
-_TDES_MODES = frozenset({"ecb", "cbc", "cfb", "cfb8", "ofb"})
+#: Our family name (names.CIPHER_FAMILIES) of each `cryptography` cipher class but AES's.
+_FAMILIES: dict[type, str] = {
+    decrepit.TripleDES: "3des",
+    decrepit.Camellia: "camellia",
+    algorithms.SM4: "sm4",
+    algorithms.ChaCha20: "chacha20",
+    decrepit.Blowfish: "blowfish",
+    decrepit.CAST5: "cast5",
+    decrepit.IDEA: "idea",
+    decrepit.SEED: "seed",
+    decrepit.RC2: "rc2",
+    decrepit.ARC4: "arc4",
+}
+_CHACHA_BLOCKS = 1 << 32  # ChaCha20's 32-bit block counter
 _IV_MODES = frozenset({"cbc", "ctr", "cfb", "cfb8", "ofb"})
 _MASK128 = (1 << 128) - 1
 #: Modes whose chained context runs ops the policy keeps from every engine on a kept OpenSSL
@@ -54,17 +67,32 @@ _TAIL = 31
 _NO_RESET = "This algorithm or mode does not support resetting the nonce."
 
 
-def _algorithm_name(algorithm: Any, mode_name: str | None) -> str | None:
-    """Our name for an algorithm and mode we offer (``aes-128-cbc``, ``3des-cbc``), or None."""
-    if mode_name is None:
-        return None
+def _family(algorithm: Any) -> str | None:
+    family = _FAMILIES.get(type(algorithm))
+    if family is None:
+        family = next((f for cls, f in _FAMILIES.items() if isinstance(algorithm, cls)), None)
+    return family
+
+
+def _algorithm_name(algorithm: Any, mode: Any, mode_name: str | None) -> str | None:
+    """Our name for an algorithm and mode we offer (``aes-128-cbc``, ``3des-cbc``,
+    ``chacha20``), or None."""
     if isinstance(algorithm, _AES):
+        if mode_name is None:
+            return None
         if mode_name == "xts":  # two keys: AES-128-XTS takes 32 bytes
             return f"aes-{len(algorithm.key) * 4}-xts"
         return aes_name(len(algorithm.key), mode_name)
-    if isinstance(algorithm, TripleDES) and mode_name in _TDES_MODES:
-        return f"3des-{mode_name}"
-    return None
+    family = _family(algorithm)
+    if family is None:
+        return None
+    spec = CIPHER_FAMILIES[family]
+    if not spec.modes:  # a stream cipher: no mode
+        return family if mode is None else None
+    if mode_name not in spec.modes:
+        return None
+    stem = f"{family}-{len(algorithm.key) * 8}" if spec.sized else family
+    return f"{stem}-{mode_name}"
 
 
 class Cipher:
@@ -93,8 +121,9 @@ class Cipher:
             mode.validate_for_algorithm(algorithm)
         self.algorithm = algorithm
         self.mode = mode
-        self._mode_name = mode_name
-        self._alg = _algorithm_name(algorithm, self._mode_name)
+        self._alg = _algorithm_name(algorithm, mode, mode_name)
+        # A stream cipher's "mode" is its own name (chacha20, arc4): what the contexts go by.
+        self._mode_name = self._alg if mode is None and self._alg is not None else mode_name
         self._provider = provider
 
     def encryptor(self) -> Any:
@@ -110,17 +139,21 @@ class Cipher:
             raise UnsupportedAlgorithm(
                 f"cipher {getattr(self.algorithm, 'name', self.algorithm)!r} in mode "
                 f"{getattr(self.mode, 'name', self.mode)!r} is not offered; cryptoffload offers "
-                f"AES (ECB, CBC, CTR, CFB, CFB8, OFB, GCM, XTS) and Triple DES (ECB, CBC, CFB, "
-                f"CFB8, OFB)",
+                f"AES (ECB, CBC, CTR, CFB, CFB8, OFB, GCM, XTS), Triple DES (ECB, CBC, CFB, "
+                f"CFB8, OFB), SM4 (ECB, CBC, CTR, CFB, OFB, GCM), Camellia, Blowfish, CAST5, "
+                f"IDEA, SEED (ECB, CBC, CFB, OFB), RC2 (CBC), ChaCha20 and ARC4 (no mode)",
                 _Reasons.UNSUPPORTED_CIPHER,
             )
         if self._mode_name == "xts" and encrypt:
             validate.xts_keys(self.algorithm.key)
         lane = resolve(self._provider).lane(self._alg)
-        if self._mode_name == "gcm":
-            # No engine carries GHASH across calls: streaming GCM is software's, counted as a
-            # `streaming` decline of each engine; a policy that requires offload refuses it now.
+        if self._mode_name in ("gcm", "arc4"):
+            # No engine carries GHASH (or an RC4 state) across calls: the stream is software's,
+            # counted as a `streaming` decline of each engine; a policy that requires offload
+            # refuses it now.
             lane.allow_software(lane.declines_for("streaming"))
+            if self._mode_name == "arc4":
+                return _SoftwareStream(self, lane, encrypt)
             if encrypt:
                 return _GcmEncryptor(self, lane, True)
             return _GcmDecryptor(self, lane, False)
@@ -136,7 +169,7 @@ def _explain(algorithm: Any, mode: Any, mode_name: str | None) -> None:
         return
     if isinstance(algorithm, _AES) and mode_name != "xts":
         validate.aes_key(algorithm.key)
-    if mode_name in _IV_MODES and isinstance(algorithm, (*_AES, TripleDES)):
+    if mode_name in _IV_MODES and isinstance(algorithm, BlockCipherAlgorithm):
         iv = mode.nonce if mode_name == "ctr" else mode.initialization_vector
         validate.block_iv(mode_name, iv, algorithm.block_size // 8)
     elif mode_name == "gcm" and mode.tag is not None:
@@ -179,8 +212,8 @@ class _DirectContext:
         self._ctx.reset_nonce(nonce)
 
 
-class _GcmContext:
-    """Streaming GCM: no engine can carry GHASH across calls, so OpenSSL does it.
+class _SoftwareStream:
+    """A stream no engine can carry across calls (GCM's GHASH, ARC4's state): OpenSSL does it.
 
     The op is counted when it ends; engines that claim the algorithm are counted as declining it
     for ``streaming`` (one-shot AEAD through ``aead.AESGCM`` is what engines take).
@@ -193,9 +226,6 @@ class _GcmContext:
         self._lane = lane
         self._total = 0
         self._counted = False
-
-    def authenticate_additional_data(self, data: bytes) -> None:
-        self._ctx.authenticate_additional_data(data)
 
     def update(self, data: bytes) -> bytes:
         out = self._ctx.update(data)
@@ -222,6 +252,15 @@ class _GcmContext:
             return self._ctx.finalize()
         finally:
             self._done()
+
+
+class _GcmContext(_SoftwareStream):
+    """Streaming GCM: associated data, then the stream (see _SoftwareStream)."""
+
+    __slots__ = ()
+
+    def authenticate_additional_data(self, data: bytes) -> None:
+        self._ctx.authenticate_additional_data(data)
 
 
 class _GcmEncryptor(_GcmContext):
@@ -281,6 +320,7 @@ class _ChainedContext:
         "_lane",
         "_mode",
         "_slack",
+        "_spent",
         "_sw",
         "_sw_base",
         "_sw_in",
@@ -294,7 +334,10 @@ class _ChainedContext:
         self._alg = cipher._alg
         self._mode = mode
         self._key = bytes(cipher.algorithm.key)
-        self._block = cipher.algorithm.block_size // 8
+        if mode == "chacha20":  # a stream cipher: its keystream comes in 64-byte blocks
+            self._block = CIPHER_FAMILIES[mode].block
+        else:
+            self._block = cipher.algorithm.block_size // 8
         self._lane = lane
         self._encrypt = encrypt
         self._kind = "encrypt" if encrypt else "decrypt"
@@ -308,10 +351,14 @@ class _ChainedContext:
             self._chain = bytes(cipher.mode.nonce)
         elif mode == "xts":
             self._chain = bytes(cipher.mode.tweak)
+        elif mode == "chacha20":  # the 16-byte nonce: block counter (little-endian) and nonce
+            self._chain = bytes(cipher.algorithm.nonce)
         else:
             self._chain = bytes(cipher.mode.initialization_vector)
         self._held = b""
         self._done = False
+        #: ChaCha20 only: the counter has passed its last block (any more data is refused).
+        self._spent = False
         self._algorithm = cipher.algorithm
         self._cbc_encrypt = mode == "cbc" and encrypt  # the output tail is its chaining value
         #: While ops are held back from every engine by the policy: a kept OpenSSL context
@@ -436,6 +483,8 @@ class _ChainedContext:
             send = buf
         else:
             return b""
+        if mode == "chacha20":
+            self._chacha20_room(size)
         out = self._lane.run(
             CipherOp(self._alg, self._kind, self._key, self._chain, send, into), True
         )
@@ -546,20 +595,32 @@ class _ChainedContext:
         elif mode == "ctr":
             counter = (int.from_bytes(self._chain, "big") + full // 16) & _MASK128
             self._chain = counter.to_bytes(16, "big")
+        elif mode == "chacha20":  # the block counter: the nonce's first 4 bytes, little-endian
+            counter = int.from_bytes(self._chain[:4], "little") + full // 64
+            self._spent = counter >= _CHACHA_BLOCKS
+            self._chain = (counter % _CHACHA_BLOCKS).to_bytes(4, "little") + self._chain[4:]
         else:  # ofb: the keystream block is what was XORed in
             self._chain = bytes(a ^ b for a, b in zip(bytes(last_in), bytes(last_out), strict=True))
 
+    def _chacha20_room(self, size: int) -> None:
+        """ValueError (as `cryptography` raises) if ``size`` bytes from here run past the
+        32-bit block counter; nothing is sent then."""
+        if self._spent:
+            raise ValueError("ChaCha20 counter overflow: the 2**32 blocks of this nonce are used")
+        validate.chacha20_room(self._chain, size)
+
     def reset_nonce(self, nonce: bytes) -> None:
-        """CTR only: start again from counter block ``nonce``, as `cryptography` does."""
+        """CTR and ChaCha20: start again from counter block ``nonce``, as `cryptography` does."""
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")
-        if self._mode != "ctr":
+        if self._mode not in ("ctr", "chacha20"):
             raise UnsupportedAlgorithm(_NO_RESET, _Reasons.UNSUPPORTED_CIPHER)
         validate.byteslike("nonce", nonce)
         if len(nonce) != 16:
             raise ValueError("Nonce must be 16 bytes long")
         self._chain = bytes(nonce)
         self._held = b""
+        self._spent = False
         self._sw = None
 
     def finalize(self) -> bytes:
@@ -578,5 +639,6 @@ class _ChainedContext:
 
 CipherContext.register(_DirectContext)
 CipherContext.register(_ChainedContext)
+CipherContext.register(_SoftwareStream)
 AEADEncryptionContext.register(_GcmEncryptor)
 AEADDecryptionContext.register(_GcmDecryptor)

@@ -9,7 +9,7 @@ import platform
 from typing import Any
 
 from cryptography.hazmat.backends.openssl.backend import backend as _openssl
-from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
+from cryptography.hazmat.decrepit.ciphers import algorithms as decrepit
 from cryptography.hazmat.primitives import cmac
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.ciphers.aead import (
     AESSIV,
     ChaCha20Poly1305,
 )
+from cryptography.hazmat.primitives.poly1305 import Poly1305
 
 from cryptoffload import modes
 from cryptoffload.blocks import ffdh, pkcs1
@@ -77,24 +78,59 @@ def cipher_mode(mode: str, iv: bytes | None) -> modes.Mode:
     return modes.ECB() if mode == "ecb" else _MODES[mode](iv)
 
 
-def gcm_encrypt(key: bytes, nonce: Any, data: Any, aad: Any, tag_length: int) -> bytes:
-    """AES-GCM ciphertext and tag in one buffer (a short tag: the full tag's leading bytes)."""
-    if tag_length == 16:
+#: The block ciphers other than AES, by the first part of our names (names.CIPHER_FAMILIES).
+_BLOCK_CIPHERS: dict[str, Any] = {
+    "3des": decrepit.TripleDES,
+    "camellia": decrepit.Camellia,
+    "sm4": algorithms.SM4,
+    "blowfish": decrepit.Blowfish,
+    "cast5": decrepit.CAST5,
+    "idea": decrepit.IDEA,
+    "seed": decrepit.SEED,
+    "rc2": decrepit.RC2,
+}
+
+
+def block_cipher(alg: str, key: bytes) -> Any:
+    """The `cryptography` algorithm object for a cipher name (or CMAC's: ``3des``) and key."""
+    cls = _BLOCK_CIPHERS.get(alg.split("-", 1)[0], algorithms.AES)
+    return cls(key)
+
+
+def _whole_cipher(op: Any) -> Cipher:
+    alg = op.alg
+    if alg == "chacha20":
+        return Cipher(algorithms.ChaCha20(op.key, op.iv), None)
+    if alg == "arc4":
+        return Cipher(decrepit.ARC4(op.key), None)
+    return Cipher(block_cipher(alg, op.key), cipher_mode(alg.rsplit("-", 1)[1], op.iv))
+
+
+def gcm_encrypt(
+    key: bytes, nonce: Any, data: Any, aad: Any, tag_length: int, alg: str = "aes"
+) -> bytes:
+    """GCM ciphertext and tag in one buffer (a short tag: the full tag's leading bytes); AES
+    unless ``alg`` names another 16-byte block cipher (``sm4-gcm``)."""
+    if tag_length == 16 and alg[0] == "a":
         return AESGCM(key).encrypt(nonce, data, aad)
-    ctx = Cipher(algorithms.AES(key), modes.GCM(nonce)).encryptor()
+    ctx = Cipher(block_cipher(alg, key), modes.GCM(nonce)).encryptor()
     if aad:
         ctx.authenticate_additional_data(aad)
     out = ctx.update(data) + ctx.finalize()
     return out + ctx.tag[:tag_length]
 
 
-def gcm_decrypt(key: bytes, nonce: Any, sealed: Any, aad: Any, tag_length: int) -> bytes:
-    """Plaintext of AES-GCM ciphertext followed by its tag, or InvalidTag (and nothing else)."""
-    if tag_length == 16:
+def gcm_decrypt(
+    key: bytes, nonce: Any, sealed: Any, aad: Any, tag_length: int, alg: str = "aes"
+) -> bytes:
+    """Plaintext of GCM ciphertext followed by its tag, or InvalidTag (and nothing else); AES
+    unless ``alg`` names another 16-byte block cipher (``sm4-gcm``)."""
+    if tag_length == 16 and alg[0] == "a":
         return AESGCM(key).decrypt(nonce, sealed, aad)
     view = memoryview(sealed).cast("B")
     tag = bytes(view[-tag_length:])
-    ctx = Cipher(algorithms.AES(key), modes.GCM(nonce, tag, min_tag_length=tag_length)).decryptor()
+    mode = modes.GCM(nonce, tag, min_tag_length=tag_length)
+    ctx = Cipher(block_cipher(alg, key), mode).decryptor()
     if aad:
         ctx.authenticate_additional_data(aad)
     out = ctx.update(view[:-tag_length])
@@ -139,10 +175,7 @@ class SoftwareEngine:
 
 
 def _cipher(op: Any) -> bytes | int:
-    alg = op.alg
-    mode = alg.rsplit("-", 1)[1]
-    block = TripleDES(op.key) if alg[0] == "3" else algorithms.AES(op.key)
-    cipher = Cipher(block, cipher_mode(mode, op.iv))
+    cipher = _whole_cipher(op)
     ctx = cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
     out = op.out
     if out is None:
@@ -164,7 +197,7 @@ def _aead(op: Any) -> bytes:
     code = op.alg[-3]
     if code == "g":  # -gcm, not -ccm
         fn = gcm_encrypt if op.kind == "encrypt" else gcm_decrypt
-        return fn(op.key, op.iv, op.data, op.aad, op.tag_length)
+        return fn(op.key, op.iv, op.data, op.aad, op.tag_length, op.alg)
     if code != "c":
         return _other_aead(op)
     ccm = AESCCM(op.key, tag_length=op.tag_length)
@@ -192,12 +225,13 @@ def _hash(op: Any) -> bytes:
 
 
 def _mac(op: Any) -> bytes:
+    if op.alg == "poly1305":
+        return Poly1305.generate_tag(op.key, op.data)
     kind, base = op.alg.split("-", 1)
     if kind == "hmac":
         return hmac.digest(op.key, op.data, HASH_NAMES[base])
     if kind == "cmac":
-        block = TripleDES(op.key) if base == "3des" else algorithms.AES(op.key)
-        ctx = cmac.CMAC(block)
+        ctx = cmac.CMAC(block_cipher(base, op.key))
         ctx.update(op.data)
         return ctx.finalize()
     return gmac_tag(op.key, op.iv, op.data, op.tag_length)
