@@ -6,7 +6,8 @@ API (its sha256 checked against the index's link) and cached; the vectors come f
 their ``cryptography.hazmat.primitives`` imports rewritten to the mirrored cryptoffload modules,
 and run twice: with the default provider, and with a pass-through engine claiming every algorithm
 (so every op takes the engine path). Each is printed per file beside the unrewritten files run
-against `cryptography` itself, with how many passing tests cryptoffload counted operations for.
+against `cryptography` itself, with how many passing tests ran cryptoffload's own code and how
+many it counted operations for.
 
     python3 compat/pyca_suite.py [--files test_aes,test_hashes] [--config default|engine|both]
                                  [--json] [-v]
