@@ -167,3 +167,24 @@ def test_moved_algorithms_warn_as_cryptography_does_and_the_rest_do_not():
             assert getattr(algorithms, name) is getattr(decrepit, name)
     with pytest.raises(AttributeError):
         algorithms.Rot13  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "alg",
+    [
+        name
+        for family, spec in CIPHER_FAMILIES.items()
+        for name in spec.names(family)
+        if not name.endswith("-gcm")  # SM4-GCM runs only as a stream through Cipher
+    ]
+    + ["poly1305"],
+)
+def test_verify_has_a_workload_for_each_cipher_and_an_engine_gives_softwares_answers(alg):
+    from cryptoffload.tools import workload
+
+    items = workload.build(alg)
+    assert items
+    software, engine = Provider(["software"]), Provider([TakeAllEngine()])
+    for item in items:
+        assert item.run(engine) == item.run(software), item.label
+    assert engine.counters.snapshot()["takeall"][alg]["ops"] == len(items)
