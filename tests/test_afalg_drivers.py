@@ -13,6 +13,9 @@ from collections import defaultdict
 
 import pytest
 from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.decrepit.ciphers import algorithms as ref_decrepit
+from cryptography.hazmat.primitives.ciphers import Cipher as RefCipher
+from cryptography.hazmat.primitives.ciphers import algorithms as ref_algorithms
 from vectors.loaders import (
     aes_vectors,
     ccm_vectors,
@@ -244,3 +247,54 @@ def test_cmac_vectors_through_each_driver(pair):
         mac.update(r["msg"])
         assert mac.finalize() == r["mac"]
     assert only_engine_ops(provider) == len(records)
+
+
+#: The other ciphers the engine claims, each pinned driver against `cryptography` (OpenSSL).
+OTHER_CIPHERS = {
+    "chacha20": lambda key, iv: (ref_algorithms.ChaCha20(key[:32], iv), None, 1),
+    "ecb(camellia)": lambda key, iv: (ref_decrepit.Camellia(key[:24]), modes.ECB(), 16),
+    "cbc(camellia)": lambda key, iv: (ref_decrepit.Camellia(key[:32]), modes.CBC(iv), 16),
+    "ecb(blowfish)": lambda key, iv: (ref_decrepit.Blowfish(key[:20]), modes.ECB(), 8),
+    "cbc(blowfish)": lambda key, iv: (ref_decrepit.Blowfish(key[:16]), modes.CBC(iv[:8]), 8),
+    "ecb(cast5)": lambda key, iv: (ref_decrepit.CAST5(key[:16]), modes.ECB(), 8),
+    "cbc(cast5)": lambda key, iv: (ref_decrepit.CAST5(key[:10]), modes.CBC(iv[:8]), 8),
+}
+
+
+def test_chacha20_rfc7539_keystream_through_each_driver():
+    """RFC 7539 2.4.2: the sunscreen text under counter 1, through every chacha20 driver."""
+    pairs = kinds("chacha20")
+    key = bytes(range(32))
+    nonce = (1).to_bytes(4, "little") + bytes.fromhex("000000000000004a00000000")
+    text = (
+        b"Ladies and Gentlemen of the class of '99: If I could offer you only one tip for "
+        b"the future, sunscreen would be it."
+    )
+    for _, driver in pairs:
+        provider = pinned(driver)
+        ctx = Cipher(ref_algorithms.ChaCha20(key, nonce), None, provider=provider).encryptor()
+        out = ctx.update(text) + ctx.finalize()
+        assert out[:16].hex() == "6e2e359a2568f98041ba0728dd0d6981", driver
+        assert only_engine_ops(provider) == 1
+
+
+@pytest.mark.parametrize("pair", kinds(*OTHER_CIPHERS), ids=_ids)
+def test_other_ciphers_through_each_driver_equal_openssl_in_any_chunks(pair):
+    kname, driver = pair
+    provider = pinned(driver)
+    key, iv = bytes(range(7, 7 + 32)), bytes(range(60, 76))
+    algorithm, mode, block = OTHER_CIPHERS[kname](key, iv)
+    data = bytes((3 * i + 11) % 256 for i in range(block * 700))
+    want = RefCipher(algorithm, mode).encryptor().update(data)
+    ops = 0
+    for chunks in ([len(data)], [block * 3, block * 97, len(data) - block * 100]):
+        ctx = Cipher(algorithm, mode, provider=provider).encryptor()
+        got, at = b"", 0
+        for n in chunks:
+            got += ctx.update(data[at : at + n])
+            at += n
+        assert got + ctx.finalize() == want
+        dec = Cipher(algorithm, mode, provider=provider).decryptor()
+        assert dec.update(want) + dec.finalize() == data
+        ops += len(chunks) + 1  # each update of the encryptor, the one of the decryptor
+    assert only_engine_ops(provider) == ops

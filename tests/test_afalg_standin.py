@@ -19,7 +19,7 @@ import threading
 
 import pytest
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
+from cryptography.hazmat.decrepit.ciphers.algorithms import CAST5, Blowfish, Camellia, TripleDES
 from cryptography.hazmat.primitives import cmac as std_cmac
 from cryptography.hazmat.primitives.ciphers import Cipher, aead, algorithms, modes
 
@@ -40,6 +40,8 @@ from cryptoffload.ops import AeadOp, CipherOp, HashOp, MacOp, RngOp
 MSG_MORE = socket.MSG_MORE
 KEY = bytes(range(16))
 IV = bytes(range(16, 32))
+#: The kernel's block ciphers other than AES that the stand-in computes, by our names' prefix.
+BLOCK_CIPHERS = {"3des": TripleDES, "camellia": Camellia, "blowfish": Blowfish, "cast5": CAST5}
 
 
 class CipherSocket:
@@ -50,8 +52,9 @@ class CipherSocket:
     """
 
     def __init__(self, alg: str, key: bytes, fail: BaseException | None = None) -> None:
-        self.mode = alg.rsplit("-", 1)[1]
-        self.tdes = alg.startswith("3des-")
+        self.alg = alg
+        self.mode = alg.rsplit("-", 1)[-1]
+        self.block = 8 if alg.split("-")[0] in ("3des", "blowfish", "cast5") else 16
         self.key = key
         self.fail = fail
         self.calls: list[dict] = []
@@ -61,7 +64,7 @@ class CipherSocket:
 
     def sendmsg_afalg(self, msg=None, *, op, iv=None, assoclen=None, flags=0) -> int:
         assert not self.closed
-        if iv is not None and len(iv) != (0 if self.mode == "ecb" else 8 if self.tdes else 16):
+        if iv is not None and len(iv) != (0 if self.mode == "ecb" else self.block):
             raise OSError(errno.EINVAL, "the IV must be as long as the mode's")  # as af_alg
         data = b"".join(bytes(m) for m in msg or [])
         self.calls.append({"op": op, "iv": iv, "flags": flags, "len": len(data)})
@@ -92,10 +95,13 @@ class CipherSocket:
         while self.pipe_fds is not None and len(self.pending) < n:
             self.pending += os.read(self.pipe_fds[0], n - len(self.pending))
         data, self.pending = self.pending[:n], self.pending[n:]
-        mode_class = getattr(our_modes, self.mode.upper())  # CFB and OFB from `decrepit`
-        mode = mode_class() if self.mode == "ecb" else mode_class(self.iv)
-        block = TripleDES(self.key) if self.tdes else algorithms.AES(self.key)
-        cipher = Cipher(block, mode)
+        if self.alg == "chacha20":
+            cipher = Cipher(algorithms.ChaCha20(self.key, self.iv), None)
+        else:
+            mode_class = getattr(our_modes, self.mode.upper())  # CFB and OFB from `decrepit`
+            mode = mode_class() if self.mode == "ecb" else mode_class(self.iv)
+            family = BLOCK_CIPHERS.get(self.alg.split("-")[0], algorithms.AES)
+            cipher = Cipher(family(self.key), mode)
         ctx = cipher.encryptor() if self.op == afalg._ENCRYPT else cipher.decryptor()
         return ctx.update(data) + ctx.finalize()
 
@@ -796,6 +802,11 @@ ADDED = {
     "hmac-md5": lambda: MacOp("hmac-md5", "mac", KEY, b"message"),
     "hmac-sm3": lambda: MacOp("hmac-sm3", "mac", KEY, b"message"),
     "cmac-3des": lambda: MacOp("cmac-3des", "mac", KEY + IV[:8], b"message"),
+    "chacha20": lambda: CipherOp("chacha20", "encrypt", KEY * 2, IV, bytes(range(100))),
+    "camellia-192-cbc": lambda: CipherOp("camellia-192-cbc", "encrypt", KEY + IV[:8], IV, KEY),
+    "camellia-256-ecb": lambda: CipherOp("camellia-256-ecb", "decrypt", KEY * 2, None, IV),
+    "blowfish-cbc": lambda: CipherOp("blowfish-cbc", "encrypt", KEY, IV[:8], bytes(range(24))),
+    "cast5-ecb": lambda: CipherOp("cast5-ecb", "decrypt", KEY, None, bytes(range(16))),
 }
 
 
