@@ -444,3 +444,36 @@ def test_busy_machine_warning_ignores_engine_rows_and_rows_without_cpu():
         {"engine": "software", "cpu": None},
     ]
     assert report.busy_machine_warning({"rows": rows}) is None
+
+
+def test_select_with_one_pattern_matching_nothing_raises_and_names_it():
+    """A typo beside a good name is not dropped while the good one runs."""
+    with pytest.raises(ValueError, match=r"--algs sha-256 matches no benchmark row"):
+        cases.select(["aes-128-gcm", "sha-256"])
+
+
+def test_every_cipher_family_hash_and_mac_has_a_row_that_runs():
+    from cryptoffload import Provider
+    from cryptoffload.names import CIPHER_FAMILIES
+
+    names = {c.algorithm for c in cases.catalog()}
+    for family, spec in CIPHER_FAMILIES.items():
+        wanted = [n for n in spec.names(family) if not n.endswith(("-gcm", "-cfb8"))]
+        wanted = [n for n in wanted if n != "arc4"]
+        assert set(wanted) <= names, family
+    assert {"chacha20-poly1305", "sha3-256", "hmac-sm3", "blake2b", "poly1305"} <= names
+    provider = Provider(["software"])
+    for pattern in ("camellia-192-ofb", "chacha20", "blowfish-cbc", "hmac-md5"):
+        for case in cases.select([pattern]):
+            one = case.build(provider, 1000)  # not a whole number of blocks or keystream blocks
+            one()
+            one()
+
+
+@pytest.mark.parametrize("block", [1, 63, 64, 65, 1024, 16384, 1 << 20])
+def test_chacha20_rows_start_their_nonce_again_before_the_counter_runs_out(block):
+    calls = cases.chacha20_calls_per_nonce(block)
+    blocks_per_call = -(-block // 64)
+    # The calls before the reset never pass the last block; one more would not either.
+    assert (calls + 1) * blocks_per_call <= 1 << 32
+    assert (calls + 2) * blocks_per_call > (1 << 32) - blocks_per_call

@@ -8,12 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cryptography.hazmat.decrepit.ciphers import algorithms as decrepit
+from cryptography.hazmat.primitives import hashes as c_hashes
 from cryptography.hazmat.primitives.asymmetric import ec as c_ec
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric import rsa as c_rsa
 
 from cryptoffload import dh, ec, modes, rsa
-from cryptoffload.aead import AESCCM, AESGCM
+from cryptoffload.aead import AESCCM, AESGCM, ChaCha20Poly1305
 from cryptoffload.blocks import ffdh
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
@@ -21,7 +23,8 @@ from cryptoffload.drbg import Drbg
 from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import digest
 from cryptoffload.hmac import HMAC
-from cryptoffload.names import HASH_CLASSES
+from cryptoffload.names import CIPHER_FAMILIES, HASH_CLASSES
+from cryptoffload.poly1305 import Poly1305
 from cryptoffload.provider import Provider
 
 MIB = 1024 * 1024
@@ -69,6 +72,96 @@ def _cipher(bits: int, mode: str, encrypt: bool) -> Builder:
     return build
 
 
+#: The `cryptography` class of each cipher family other than AES (names.CIPHER_FAMILIES).
+_FAMILY_CLASSES: dict[str, Any] = {
+    "3des": decrepit.TripleDES,
+    "camellia": decrepit.Camellia,
+    "sm4": algorithms.SM4,
+    "blowfish": decrepit.Blowfish,
+    "cast5": decrepit.CAST5,
+    "idea": decrepit.IDEA,
+    "seed": decrepit.SEED,
+    "rc2": decrepit.RC2,
+    "arc4": decrepit.ARC4,
+}
+
+
+def _other_cipher(name: str, family: str, encrypt: bool) -> Builder:
+    """A cipher of another family (``camellia-128-cbc``, ``chacha20``): one context streamed
+    block after block, as for AES."""
+    spec = CIPHER_FAMILIES[family]
+    mode_name = name.rsplit("-", 1)[-1] if spec.modes else None
+    if spec.sized:
+        key_len = int(name.split("-")[1]) // 8
+    else:
+        key_len = 16 if 16 in spec.key_sizes else max(spec.key_sizes)
+
+    def build(p: Provider, block: int) -> Callable[[], object]:
+        key = bytes(range(key_len))
+        if family == "chacha20":
+            algorithm: Any = algorithms.ChaCha20(key, bytes(16))
+        else:
+            algorithm = _FAMILY_CLASSES[family](key)
+        if mode_name is None:
+            mode = None
+        elif mode_name == "ecb":
+            mode = modes.ECB()
+        else:
+            mode = _MODE_CLASSES[mode_name](bytes(spec.block))
+        cipher = Cipher(algorithm, mode, provider=p)
+        ctx = cipher.encryptor() if encrypt else cipher.decryptor()
+        data, out = bytes(block), bytearray(block + 15)
+        if family != "chacha20":
+            return functools.partial(ctx.update_into, data, out)
+        # One nonce gives 2**32 blocks of keystream: start it again before they run out (a
+        # long run at GB/s would otherwise reach the end, a ValueError, within minutes).
+        calls_per_nonce = chacha20_calls_per_nonce(block)
+        state = [0]
+
+        def one() -> object:
+            state[0] += 1
+            if state[0] == calls_per_nonce:
+                ctx.reset_nonce(bytes(16))
+                state[0] = 1
+            return ctx.update_into(data, out)
+
+        return one
+
+    return build
+
+
+def chacha20_calls_per_nonce(block: int) -> int:
+    """Updates of ``block`` bytes one ChaCha20 nonce (2**32 blocks of 64 bytes from counter 0)
+    takes, less one: the bench starts the nonce again at the last (a part block uses a whole)."""
+    return (1 << 32) // -(-block // 64) - 1
+
+
+def _chacha20_poly1305(op: str) -> Builder:
+    def build(p: Provider, block: int) -> Callable[[], object]:
+        aead = ChaCha20Poly1305(_key(256), provider=p)
+        data = bytes(block)
+        if op == "decrypt":
+            sealed = ChaCha20Poly1305(_key(256), provider=Provider([])).encrypt(_NONCE, data, _AAD)
+            return functools.partial(aead.decrypt, _NONCE, sealed, _AAD)
+        return functools.partial(aead.encrypt, _NONCE, data, _AAD)
+
+    return build
+
+
+#: Hashes beyond SHA-1/SHA-2, by our names: their `cryptography` objects (the XOFs have no
+#: one-shot digest of a fixed size, so no row).
+_MORE_HASHES: dict[str, Callable[[], Any]] = {
+    "sha3-224": c_hashes.SHA3_224,
+    "sha3-256": c_hashes.SHA3_256,
+    "sha3-384": c_hashes.SHA3_384,
+    "sha3-512": c_hashes.SHA3_512,
+    "blake2b": lambda: c_hashes.BLAKE2b(64),
+    "blake2s": lambda: c_hashes.BLAKE2s(32),
+    "sm3": c_hashes.SM3,
+    "md5": c_hashes.MD5,
+}
+
+
 def _gcm(bits: int, op: str) -> Builder:
     def build(p: Provider, block: int) -> Callable[[], object]:
         aad = None if op == "encrypt-no-aad" else _AAD
@@ -113,7 +206,7 @@ def _streamed(make: Callable[[Provider], Callable[[], Any]]) -> Builder:
     return build
 
 
-def _one_shot_digest(cls: type) -> Builder:
+def _one_shot_digest(cls: Callable[[], Any]) -> Builder:
     def build(p: Provider, block: int) -> Callable[[], object]:
         return functools.partial(digest, bytes(block), cls(), provider=p)
 
@@ -253,6 +346,36 @@ def catalog() -> list[Case]:
                 _streamed(lambda p, cls=cls: functools.partial(HMAC, _key(256), cls(), provider=p)),
             )
         )
+    for family, spec in CIPHER_FAMILIES.items():
+        for name in spec.names(family):
+            # SM4-GCM and ARC4 stream in software whatever the engines (no engine row to
+            # show); CFB8 is a byte at a time.
+            if name.endswith(("-gcm", "-cfb8")) or name == "arc4":
+                continue
+            for op in ("encrypt", "decrypt"):
+                cases.append(Case(name, op, True, _other_cipher(name, family, op == "encrypt")))
+    for op in ("encrypt", "decrypt"):
+        cases.append(Case("chacha20-poly1305", op, True, _chacha20_poly1305(op)))
+    for name, make in _MORE_HASHES.items():
+        cases.append(Case(name, "digest", True, _one_shot_digest(make)))
+        cases.append(
+            Case(
+                f"hmac-{name}",
+                "mac",
+                True,
+                _streamed(
+                    lambda p, make=make: functools.partial(HMAC, _key(256), make(), provider=p)
+                ),
+            )
+        )
+    cases.append(
+        Case(
+            "poly1305",
+            "mac",
+            True,
+            _streamed(lambda p: functools.partial(Poly1305, _key(256), provider=p)),
+        )
+    )
     for bits in (2048, 3072, 4096):
         cases.append(Case(f"rsa-{bits}-private", "sign", False, _rsa(bits, "private")))
         cases.append(Case(f"rsa-{bits}-public", "verify", False, _rsa(bits, "public")))
@@ -311,18 +434,17 @@ def select(patterns: list[str] | None) -> list[Case]:
     if not patterns:
         by_label = {c.label: c for c in cases}
         return [by_label[label] for label in DEFAULT]
-    chosen = [
-        c
-        for c in cases
-        if any(
-            fnmatch.fnmatchcase(c.algorithm, pat) or fnmatch.fnmatchcase(c.label, pat)
-            for pat in patterns
-        )
-    ]
-    if not chosen:
+
+    def matches(case: Case, pat: str) -> bool:
+        return fnmatch.fnmatchcase(case.algorithm, pat) or fnmatch.fnmatchcase(case.label, pat)
+
+    # Every pattern must match a row: one that matches nothing is a typo or a name without a
+    # row, not something to drop while the others run.
+    unmatched = [pat for pat in patterns if not any(matches(c, pat) for c in cases)]
+    if unmatched:
         raise ValueError(
-            f"--algs {','.join(patterns)} matches no benchmark row; names look like "
+            f"--algs {','.join(unmatched)} matches no benchmark row; names look like "
             "aes-128-gcm, sha256, hmac-sha256, rsa-2048-private, ecdsa-p256-sign, ffdhe2048, "
             "drbg (globs allowed: 'aes-*-cbc')"
         )
-    return chosen
+    return [c for c in cases if any(matches(c, pat) for pat in patterns)]
