@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm, _Reasons
+from cryptography.hazmat.decrepit.ciphers import algorithms as decrepit
 from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers import algorithms
 
 HASH_NAMES: dict[str, str] = {
     "sha1": "sha1",
@@ -138,6 +140,21 @@ CIPHER_FAMILIES: dict[str, CipherFamily] = {
     "seed": CipherFamily((16,), 16, _BLOCK64),
     "rc2": CipherFamily((16,), 8, ("cbc",)),
     "arc4": CipherFamily((5, 7, 8, 10, 16, 20, 24, 32), 1),
+}
+
+
+#: The `cryptography` algorithm class of each family of :data:`CIPHER_FAMILIES`.
+CIPHER_CLASSES: dict[str, type] = {
+    "3des": decrepit.TripleDES,
+    "camellia": decrepit.Camellia,
+    "sm4": algorithms.SM4,
+    "chacha20": algorithms.ChaCha20,
+    "blowfish": decrepit.Blowfish,
+    "cast5": decrepit.CAST5,
+    "idea": decrepit.IDEA,
+    "seed": decrepit.SEED,
+    "rc2": decrepit.RC2,
+    "arc4": decrepit.ARC4,
 }
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from cryptography.exceptions import AlreadyFinalized, UnsupportedAlgorithm, _Reasons
-from cryptography.hazmat.decrepit.ciphers import algorithms as decrepit
 from cryptography.hazmat.primitives.ciphers import (
     AEADCipherContext,
     AEADDecryptionContext,
@@ -18,7 +17,7 @@ from cryptography.hazmat.primitives.ciphers import (
 from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 
 from cryptoffload import modes, validate
-from cryptoffload.names import CIPHER_FAMILIES, aes_name
+from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
 from cryptoffload.ops import CipherOp
 from cryptoffload.provider import Lane, Provider, resolve
 
@@ -43,18 +42,7 @@ _MODE_NAMES: dict[type, str] = {
     modes.XTS: "xts",
 }
 #: Our family name (names.CIPHER_FAMILIES) of each `cryptography` cipher class but AES's.
-_FAMILIES: dict[type, str] = {
-    decrepit.TripleDES: "3des",
-    decrepit.Camellia: "camellia",
-    algorithms.SM4: "sm4",
-    algorithms.ChaCha20: "chacha20",
-    decrepit.Blowfish: "blowfish",
-    decrepit.CAST5: "cast5",
-    decrepit.IDEA: "idea",
-    decrepit.SEED: "seed",
-    decrepit.RC2: "rc2",
-    decrepit.ARC4: "arc4",
-}
+_FAMILIES: dict[type, str] = {cls: family for family, cls in CIPHER_CLASSES.items()}
 _CHACHA_BLOCKS = 1 << 32  # ChaCha20's 32-bit block counter
 _IV_MODES = frozenset({"cbc", "ctr", "cfb", "cfb8", "ofb"})
 _MASK128 = (1 << 128) - 1

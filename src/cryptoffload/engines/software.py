@@ -29,7 +29,7 @@ from cryptoffload.blocks import ffdh, pkcs1
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
-from cryptoffload.names import HASH_NAMES, all_algorithms
+from cryptoffload.names import CIPHER_CLASSES, HASH_NAMES, all_algorithms
 from cryptoffload.ops import Op
 
 #: CPU flags that OpenSSL uses for the algorithms here, as /proc/cpuinfo names them.
@@ -78,22 +78,9 @@ def cipher_mode(mode: str, iv: bytes | None) -> modes.Mode:
     return modes.ECB() if mode == "ecb" else _MODES[mode](iv)
 
 
-#: The block ciphers other than AES, by the first part of our names (names.CIPHER_FAMILIES).
-_BLOCK_CIPHERS: dict[str, Any] = {
-    "3des": decrepit.TripleDES,
-    "camellia": decrepit.Camellia,
-    "sm4": algorithms.SM4,
-    "blowfish": decrepit.Blowfish,
-    "cast5": decrepit.CAST5,
-    "idea": decrepit.IDEA,
-    "seed": decrepit.SEED,
-    "rc2": decrepit.RC2,
-}
-
-
 def block_cipher(alg: str, key: bytes) -> Any:
     """The `cryptography` algorithm object for a cipher name (or CMAC's: ``3des``) and key."""
-    cls = _BLOCK_CIPHERS.get(alg.split("-", 1)[0], algorithms.AES)
+    cls = CIPHER_CLASSES.get(alg.split("-", 1)[0], algorithms.AES)
     return cls(key)
 
 

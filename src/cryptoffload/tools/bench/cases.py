@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography.hazmat.decrepit.ciphers import algorithms as decrepit
 from cryptography.hazmat.primitives import hashes as c_hashes
 from cryptography.hazmat.primitives.asymmetric import ec as c_ec
 from cryptography.hazmat.primitives.asymmetric import padding
@@ -23,7 +22,7 @@ from cryptoffload.drbg import Drbg
 from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import digest
 from cryptoffload.hmac import HMAC
-from cryptoffload.names import CIPHER_FAMILIES, HASH_CLASSES
+from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, HASH_CLASSES
 from cryptoffload.poly1305 import Poly1305
 from cryptoffload.provider import Provider
 
@@ -72,20 +71,6 @@ def _cipher(bits: int, mode: str, encrypt: bool) -> Builder:
     return build
 
 
-#: The `cryptography` class of each cipher family other than AES (names.CIPHER_FAMILIES).
-_FAMILY_CLASSES: dict[str, Any] = {
-    "3des": decrepit.TripleDES,
-    "camellia": decrepit.Camellia,
-    "sm4": algorithms.SM4,
-    "blowfish": decrepit.Blowfish,
-    "cast5": decrepit.CAST5,
-    "idea": decrepit.IDEA,
-    "seed": decrepit.SEED,
-    "rc2": decrepit.RC2,
-    "arc4": decrepit.ARC4,
-}
-
-
 def _other_cipher(name: str, family: str, encrypt: bool) -> Builder:
     """A cipher of another family (``camellia-128-cbc``, ``chacha20``): one context streamed
     block after block, as for AES."""
@@ -101,7 +86,7 @@ def _other_cipher(name: str, family: str, encrypt: bool) -> Builder:
         if family == "chacha20":
             algorithm: Any = algorithms.ChaCha20(key, bytes(16))
         else:
-            algorithm = _FAMILY_CLASSES[family](key)
+            algorithm = CIPHER_CLASSES[family](key)
         if mode_name is None:
             mode = None
         elif mode_name == "ecb":
