@@ -298,3 +298,15 @@ def test_other_ciphers_through_each_driver_equal_openssl_in_any_chunks(pair):
         assert dec.update(want) + dec.finalize() == data
         ops += len(chunks) + 1  # each update of the encryptor, the one of the decryptor
     assert only_engine_ops(provider) == ops
+
+
+@pytest.mark.parametrize("pair", kinds("chacha20"), ids=_ids)
+def test_chacha20_above_the_request_limit_is_split_by_block_counter(pair):
+    provider = pinned(pair[1])
+    key = bytes(range(32))
+    nonce = (2**32 - 4000).to_bytes(4, "little") + bytes(range(12))  # near the counter's top
+    data = bytes(range(256)) * 800  # 200 KiB: four requests of at most 64 KiB
+    want = RefCipher(ref_algorithms.ChaCha20(key, nonce), None).encryptor().update(data)
+    ctx = Cipher(ref_algorithms.ChaCha20(key, nonce), None, provider=provider).encryptor()
+    assert ctx.update(data) + ctx.finalize() == want
+    assert only_engine_ops(provider) == 1

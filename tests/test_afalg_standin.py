@@ -370,19 +370,24 @@ def test_unbound_algorithms_are_declined_on_every_path():
         assert info.value.reason == "unsupported"
 
 
-@pytest.mark.parametrize("mode", ["cbc", "ctr", "ecb"])
+@pytest.mark.parametrize("mode", ["cbc", "ctr", "ecb", "chacha20"])
 def test_large_cipher_requests_are_split_chained_and_go_through_the_operation_socket_table(mode):
-    alg = f"aes-128-{mode}"
+    alg = "chacha20" if mode == "chacha20" else f"aes-128-{mode}"
+    key = KEY * 2 if mode == "chacha20" else KEY
     engine = stand_in_engine(alg)
     data = os.urandom(afalg.MAX_REQUEST * 2 + 32)
     iv = None if mode == "ecb" else IV
-    ref = Cipher(
-        algorithms.AES(KEY), modes.ECB() if iv is None else getattr(modes, mode.upper())(iv)
-    )
-    sealed = engine.run(cipher_op(data, alg=alg))
+    if mode == "chacha20":
+        iv = (2**32 - 2049).to_bytes(4, "little") + IV[4:]  # near the top: no wrap inside
+        ref = Cipher(algorithms.ChaCha20(key, iv), None)
+    else:
+        ref = Cipher(
+            algorithms.AES(key), modes.ECB() if iv is None else getattr(modes, mode.upper())(iv)
+        )
+    sealed = engine.run(CipherOp(alg, "encrypt", key, iv, data))
     assert sealed == ref.encryptor().update(data)
-    assert engine.run(CipherOp(alg, "decrypt", KEY, iv, bytearray(sealed))) == data
-    tfm = engine._tfm(alg, KEY)
+    assert engine.run(CipherOp(alg, "decrypt", key, iv, bytearray(sealed))) == data
+    tfm = engine._tfm(alg, key)
     assert list(engine._local.ops) == [tfm] and engine._local.current is tfm
     sock = engine._local.ops[tfm]
     assert [c["len"] for c in sock.calls] == [afalg.MAX_REQUEST, afalg.MAX_REQUEST, 32] * 2

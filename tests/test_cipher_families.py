@@ -157,7 +157,7 @@ def test_a_key_outside_a_variable_range_says_the_range():
         Provider(["software"]).run(op)
 
 
-def test_moved_algorithms_warn_as_cryptography_does_and_the_rest_do_not():
+def test_moved_algorithms_and_modes_warn_as_cryptography_does_and_the_rest_do_not():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert algorithms.SM4 is ref_algorithms.SM4
@@ -167,6 +167,11 @@ def test_moved_algorithms_warn_as_cryptography_does_and_the_rest_do_not():
             assert getattr(algorithms, name) is getattr(decrepit, name)
     with pytest.raises(AttributeError):
         algorithms.Rot13  # noqa: B018
+    from cryptoffload.ciphers import modes as mirrored_modes
+
+    for name in ("CFB", "CFB8", "OFB"):
+        with pytest.warns(CryptographyDeprecationWarning, match="decrepit"):
+            assert getattr(mirrored_modes, name) is getattr(old_modes, name)
 
 
 @pytest.mark.parametrize(
@@ -188,3 +193,28 @@ def test_verify_has_a_workload_for_each_cipher_and_an_engine_gives_softwares_ans
     for item in items:
         assert item.run(engine) == item.run(software), item.label
     assert engine.counters.snapshot()["takeall"][alg]["ops"] == len(items)
+
+
+@pytest.mark.parametrize(
+    "alg", ["chacha20-poly1305", "aes-128-gcm", "sm4-gcm", "aes-192-xts", "rot13-cbc"]
+)
+def test_a_cipher_op_under_a_name_that_is_no_cipher_is_refused_above_the_engines(alg):
+    from cryptoffload.ops import CipherOp
+
+    taker = TakeAllEngine()
+    op = CipherOp(alg, "encrypt", bytes(32), bytes(16), bytes(64))
+    with pytest.raises(ValueError, match="is not a cipher algorithm"):
+        Provider([taker]).run(op)
+    assert taker.seen == []
+
+
+def test_an_sm4_gcm_aead_op_takes_a_16_byte_key_only():
+    from cryptoffload.ops import AeadOp
+
+    op = AeadOp("sm4-gcm", "encrypt", bytes(32), bytes(12), b"data", None, 16)
+    with pytest.raises(ValueError, match="sm4-gcm key must be 16 bytes, got 32"):
+        Provider(["software"]).run(op)
+    good = AeadOp("sm4-gcm", "encrypt", bytes(16), bytes(12), b"data", None, 16)
+    ctx = RefCipher(ref_algorithms.SM4(bytes(16)), ref_modes.GCM(bytes(12))).encryptor()
+    want = ctx.update(b"data") + ctx.finalize() + ctx.tag
+    assert Provider([TakeAllEngine()]).run(good) == want

@@ -19,9 +19,9 @@ from doubles import TakeAllEngine
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cryptoffload import Policy, Provider, hashes, hmac
+from cryptoffload import Policy, Provider, hashes, hmac, modes
 from cryptoffload.aead import AESCCM, AESGCM
-from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.ciphers import Cipher, algorithms
 
 KEY = bytes(range(16))
 IV = bytes(range(16, 32))
@@ -170,3 +170,28 @@ def test_a_held_back_partial_block_is_carried_to_the_engine_path(mode):
     got += ctx.finalize()
     assert got == want
     assert len(engine.seen) == 1 and cells(provider, f"aes-128-{mode}")[1]["ops"] == 1
+
+
+@pytest.mark.parametrize("cipher_name", sorted(BLOCK_CIPHERS))
+@pytest.mark.parametrize("floor", [0, 64])
+def test_cbc_decryption_into_a_reused_input_buffer_chains_from_the_ciphertext_it_was_given(
+    cipher_name, floor
+):
+    """Streaming decryption refills one input buffer per chunk, as callers do: the chaining
+    value must be the ciphertext as it was, not a view of a buffer that has changed since."""
+    make, block = BLOCK_CIPHERS[cipher_name]
+    iv = IV[:block]
+    data = bytes((11 * i + 5) % 256 for i in range(block * 48))
+    sealed = RefCipher(make(), ref_modes.CBC(iv)).encryptor().update(data)
+    provider, engine = provider_with_floor(floor, 64 if floor == 0 else None)
+    ctx = Cipher(make(), modes.CBC(iv), provider=provider).decryptor()
+    chunk = block * 8
+    inbuf, outbuf, got = bytearray(chunk), bytearray(chunk + block - 1), b""
+    for at in range(0, len(sealed), chunk):
+        inbuf[:] = sealed[at : at + chunk]
+        k = ctx.update_into(inbuf, outbuf)
+        got += bytes(outbuf[:k])
+    got += ctx.update(b"") + ctx.finalize()
+    assert got == data
+    engine.seen.clear()  # the test engine keeps the ops it was given; the context must not
+    inbuf.extend(b"x")  # hold a view of the caller's buffer

@@ -17,8 +17,8 @@ from chunks import split
 from counting import ChaosTally, check_ops
 from vectors.loaders import aes_vectors
 
-from cryptoffload import Provider
-from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload import Provider, modes
+from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.names import aes_name
 
 TALLY = ChaosTally()

@@ -18,9 +18,9 @@ from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
 from vectors.loaders import load_nist
 
-from cryptoffload import Provider, hashes
+from cryptoffload import Provider, hashes, modes
 from cryptoffload.aead import AESGCMSIV, AESOCB3, AESSIV, ChaCha20Poly1305
-from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
 from cryptoffload.hmac import HMAC
 

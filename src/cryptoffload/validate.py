@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 from cryptoffload.blocks import pkcs1
 from cryptoffload.devicekey import DeviceKey
-from cryptoffload.names import XOF_NAMES, cipher_family, hash_name
+from cryptoffload.names import CIPHER_FAMILIES, XOF_NAMES, cipher_family, hash_name
 
 AES_KEY_SIZES = (16, 24, 32)
 GCM_TAG_SIZES = frozenset({4, 8, 12, 13, 14, 15, 16})
@@ -293,7 +294,20 @@ def int_value(name: str, value: Any) -> None:
 _CIPHERS: dict[str, tuple[str, tuple[int, ...], int, int | None]] = {}
 
 
+@functools.cache
+def _cipher_names() -> frozenset[str]:
+    """Every name a CipherOp may carry (GCM is an AEAD's; SM4-GCM only streams in software)."""
+    names = {f"aes-{b}-{m}" for b in (128, 192, 256) for m in ("ecb", "cbc", "ctr", "cfb")}
+    names |= {f"aes-{b}-{m}" for b in (128, 192, 256) for m in ("cfb8", "ofb")}
+    names |= {"aes-128-xts", "aes-256-xts"}
+    for family, spec in CIPHER_FAMILIES.items():
+        names |= {name for name in spec.names(family) if not name.endswith("-gcm")}
+    return frozenset(names)
+
+
 def _cipher_spec(alg: str) -> tuple[str, tuple[int, ...], int, int | None]:
+    if alg not in _cipher_names():
+        raise ValueError(f"{alg!r} is not a cipher algorithm (aes-128-cbc, sm4-ctr, chacha20...)")
     mode = alg.rsplit("-", 1)[-1]
     family = cipher_family(alg)
     if family is not None:  # Triple DES, Camellia, SM4, ChaCha20, the decrepit ones
@@ -406,7 +420,9 @@ def _aead_op(op: Any) -> None:
     if code not in "gc":  # not -gcm or -ccm: the AEADs added later
         _other_aead(op, payload)
         return
-    if key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
+    if op.alg[0] == "s":  # sm4-gcm: a 16-byte SM4 key
+        cipher_key(op.alg, key, (16,))
+    elif key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
         aes_key(key)
     if code == "g":  # -gcm, not -ccm
         if iv.__class__ is not bytes or not 8 <= len(iv) <= 128:

@@ -5,8 +5,6 @@ looked up in `cryptography`'s own module, which warns that they moved to its ``d
 package, as it does for its users.
 """
 
-from typing import Any
-
 from cryptography.hazmat.primitives.ciphers import BlockCipherAlgorithm, CipherAlgorithm
 from cryptography.hazmat.primitives.ciphers import algorithms as _theirs
 from cryptography.hazmat.primitives.ciphers.algorithms import (
@@ -20,6 +18,8 @@ from cryptography.hazmat.primitives.ciphers.algorithms import (
     Blowfish,
     ChaCha20,
 )
+
+from cryptoffload.ciphers._moved import forwarder
 
 __all__ = [
     "AES",
@@ -36,10 +36,9 @@ __all__ = [
 ]
 
 #: Names `cryptography` keeps here with a deprecation warning (they live in ``decrepit``).
-_MOVED = frozenset({"ARC4", "TripleDES", "Camellia"})
+_MOVED = ("ARC4", "TripleDES", "Camellia")
+__getattr__ = forwarder(_theirs, _MOVED, __name__)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        return getattr(_theirs, name)  # `cryptography` warns as it hands it over
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted([*__all__, *_MOVED])

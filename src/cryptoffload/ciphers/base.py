@@ -411,7 +411,9 @@ class _ChainedContext:
                 lane.run(CipherOp(self._alg, self._kind, self._key, self._chain, data, buf), True)
                 if self._mode == "cbc":
                     b = self._block
-                    self._chain = bytes(buf[n - b : n]) if self._encrypt else data[n - b : n]
+                    # A copy either way: the caller may refill its buffers for the next update.
+                    last = buf[n - b : n] if self._encrypt else data[n - b : n]
+                    self._chain = bytes(last)
                 return n
         # The buffer is checked before anything runs, with `cryptography`'s rule (room for the
         # data plus a held-back partial block for ECB and CBC) so that both paths agree.

@@ -442,8 +442,8 @@ class AfalgEngine:
         tfm = self._tfm(op.alg, op.key)
         sock = self._op_socket(tfm)
         direction = _ENCRYPT if op.kind == "encrypt" else _DECRYPT
-        mode = op.alg.rsplit("-", 1)[1]
-        if mode not in ("cbc", "ecb", "ctr"):
+        mode = op.alg.rsplit("-", 1)[-1]  # chacha20: the whole name
+        if mode not in ("cbc", "ecb", "ctr", "chacha20"):
             raise Unavailable("too-large", f"{mode} requests above {MAX_REQUEST} bytes")
         data = memoryview(op.data).cast("B")
         out, iv = [], op.iv
@@ -462,6 +462,10 @@ class AfalgEngine:
             elif mode == "ctr":
                 counter = int.from_bytes(iv, "big") + len(chunk) // 16
                 iv = (counter % (1 << 128)).to_bytes(16, "big")
+            elif mode == "chacha20":  # its block counter: 4 bytes, little-endian (MAX_REQUEST
+                # is whole 64-byte blocks; the room for them was checked above the engines)
+                counter = int.from_bytes(iv[:4], "little") + len(chunk) // 64
+                iv = (counter % (1 << 32)).to_bytes(4, "little") + bytes(iv[4:])
         return b"".join(out) if op.out is None else len(data)
 
     def _aead(self, op: Any) -> bytes:
