@@ -79,6 +79,13 @@ MORE = (
     "decrepit/test_algorithms",
     "decrepit/test_arc4",
     "decrepit/test_rc2",
+    "test_hkdf",
+    "test_hkdf_vectors",
+    "test_x963kdf",
+    "test_x963_vectors",
+    "test_concatkdf",
+    "test_kbkdf",
+    "test_kbkdf_vectors",
 )
 #: Helpers the test files build their objects with: rewritten too, or the vector tests they
 #: generate would run on `cryptography` and pass without touching cryptoffload.
@@ -118,6 +125,11 @@ MODULES = {
     "asymmetric.types": "cryptoffload.asymmetric.types",
     "poly1305": "cryptoffload.poly1305",
     "padding": "cryptoffload.padding",
+    "kdf": "cryptoffload.kdf",
+    "kdf.hkdf": "cryptoffload.kdf.hkdf",
+    "kdf.x963kdf": "cryptoffload.kdf.x963kdf",
+    "kdf.concatkdf": "cryptoffload.kdf.concatkdf",
+    "kdf.kbkdf": "cryptoffload.kdf.kbkdf",
 }
 
 #: Tests that drive `cryptography`'s private internals, with the reason: left out of the

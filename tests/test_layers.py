@@ -36,6 +36,12 @@ PRIMITIVES = (
     "x448",
     "_rawkeys",
     "poly1305",
+    "ciphers.base",
+    "kdf._base",
+    "kdf.hkdf",
+    "kdf.x963kdf",
+    "kdf.concatkdf",
+    "kdf.kbkdf",
 )
 CORE = (
     "ops",

@@ -24,6 +24,11 @@ MIRRORS = {
     "ciphers.modes": "cryptoffload.ciphers.modes",
     "ciphers.aead": "cryptoffload.ciphers.aead",
     "ciphers.base": "cryptoffload.ciphers.base",
+    "kdf": "cryptoffload.kdf",
+    "kdf.hkdf": "cryptoffload.kdf.hkdf",
+    "kdf.x963kdf": "cryptoffload.kdf.x963kdf",
+    "kdf.concatkdf": "cryptoffload.kdf.concatkdf",
+    "kdf.kbkdf": "cryptoffload.kdf.kbkdf",
     **{
         f"asymmetric.{name}": f"cryptoffload.asymmetric.{name}"
         for name in (

@@ -1,0 +1,110 @@
+"""What the KDFs share: argument checks as `cryptography` makes them, and the single-use rule."""
+
+from __future__ import annotations
+
+import hmac
+import operator
+from typing import Any
+
+from cryptography.exceptions import AlreadyFinalized, InvalidKey
+
+from cryptoffload.provider import Provider
+
+#: The largest size `cryptography` takes for a length (a Rust ``usize``).
+USIZE_MAX = 2**64 - 1
+
+
+def size(value: Any) -> int:
+    """``value`` as a size: TypeError unless an integer, OverflowError if negative or too big."""
+    n = operator.index(value)
+    if n < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    if n > USIZE_MAX:
+        raise OverflowError("int too big to convert")
+    return n
+
+
+def optional_bytes(name: str, value: Any) -> bytes | None:
+    """``value`` unless it is neither None nor bytes (TypeError, as `cryptography`)."""
+    if value is None or isinstance(value, bytes):
+        return value
+    raise TypeError(f"{name}: {type(value).__name__!r} object is not an instance of 'bytes'")
+
+
+def material(name: str, value: Any) -> bytes:
+    """A bytes-like argument (key material, an expected key) as bytes: TypeError otherwise."""
+    if value.__class__ is bytes:
+        return value
+    try:
+        view = memoryview(value)
+    except TypeError:
+        raise TypeError(f"{name} must be bytes-like, got {type(value).__name__}") from None
+    return view.tobytes()
+
+
+def writable(buffer: Any) -> memoryview:
+    """The caller's output buffer as a byte view: TypeError unless a writable buffer."""
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise TypeError(f"buffer must be bytes-like, got {type(buffer).__name__}") from None
+    if view.readonly:
+        raise TypeError("Buffer is not writable.")
+    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
+
+
+class OneShotKDF:
+    """A KDF object: ``derive``, ``derive_into`` or ``verify``, once (AlreadyFinalized after).
+
+    Subclasses set ``_length`` and ``_provider`` and give ``_derive``; ``_begin`` may check
+    the key material before the output buffer is (KBKDF does, as `cryptography`)."""
+
+    __slots__ = ("_length", "_provider", "_used")
+
+    _length: int
+    _provider: Provider | None
+
+    def _begin(self, key: bytes) -> Any:
+        return key
+
+    def _derive(self, state: Any) -> bytes:
+        raise NotImplementedError
+
+    def derive(self, key_material: bytes) -> bytes:
+        """The derived key (``length`` bytes)."""
+        key = material("key_material", key_material)
+        self._claim()
+        return self._derive(self._begin(key))
+
+    def derive_into(self, key_material: bytes, buffer: Any) -> int:
+        """Write the derived key into ``buffer`` (exactly ``length`` bytes); its length."""
+        key = material("key_material", key_material)
+        out = writable(buffer)
+        self._claim()
+        state = self._begin(key)
+        if len(out) != self._length:
+            raise ValueError(f"buffer must be {self._length} bytes")
+        out[:] = self._derive(state)
+        return self._length
+
+    def verify(self, key_material: bytes, expected_key: bytes) -> None:
+        """Raise InvalidKey unless ``key_material`` derives ``expected_key`` (constant-time)."""
+        key = material("key_material", key_material)
+        expected = material("expected_key", expected_key)
+        if not hmac.compare_digest(self.derive(key), expected):
+            raise InvalidKey("Keys do not match.")
+
+    def _claim(self) -> None:
+        if self._used:
+            raise AlreadyFinalized("Context was already finalized.")
+        self._used = True
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} length={self._length}>"
+
+
+def counter_max_length(algorithm: Any, length: int) -> None:
+    """ValueError past 2**32 - 1 blocks of the hash (a 32-bit counter: X9.63, ConcatKDF)."""
+    max_len = min(size(algorithm.digest_size) * (2**32 - 1), USIZE_MAX)
+    if length > max_len:
+        raise ValueError(f"Cannot derive keys larger than {max_len} bits.")

@@ -1,0 +1,124 @@
+"""HKDF (RFC 5869) on cryptoffload's HMAC, as `cryptography`'s ``kdf.hkdf``: each HMAC an op."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cryptography.hazmat.primitives.hashes import HashAlgorithm
+from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
+
+from cryptoffload.hmac import HMAC
+from cryptoffload.kdf._base import USIZE_MAX, OneShotKDF, material, optional_bytes, size
+from cryptoffload.provider import Provider
+
+__all__ = ["HKDF", "HKDFExpand"]
+
+
+class HKDF(OneShotKDF):
+    """HKDF extract-then-expand: ``length`` bytes from key material, ``salt`` and ``info``."""
+
+    __slots__ = ("_algorithm", "_info", "_salt")
+
+    def __init__(
+        self,
+        algorithm: HashAlgorithm,
+        length: int,
+        salt: bytes | None = None,
+        info: bytes | None = None,
+        backend: object = None,
+        *,
+        provider: Provider | None = None,
+    ) -> None:
+        length = size(length)
+        self._salt = optional_bytes("salt", salt)
+        self._info = optional_bytes("info", info)
+        _check_length(algorithm, length)
+        self._algorithm = algorithm
+        self._length = length
+        self._provider = provider
+        self._used = False
+
+    @staticmethod
+    def extract(
+        algorithm: HashAlgorithm,
+        salt: bytes | None,
+        key_material: bytes,
+        *,
+        provider: Provider | None = None,
+    ) -> bytes:
+        """The pseudorandom key HMAC-Hash(salt, key_material) (salt None: zeros): one op."""
+        salt = optional_bytes("salt", salt)
+        return _extract(algorithm, salt, material("key_material", key_material), provider)
+
+    def _extract(self, key_material: bytes) -> bytes:
+        # cryptography's HKDF has this private method, and other projects call it (scapy).
+        key = material("key_material", key_material)
+        return _extract(self._algorithm, self._salt, key, self._provider)
+
+    def _derive(self, state: Any) -> bytes:
+        prk = _extract(self._algorithm, self._salt, state, self._provider)
+        return _expand(self._algorithm, prk, self._info or b"", self._length, self._provider)
+
+
+class HKDFExpand(OneShotKDF):
+    """HKDF's expand step alone: ``length`` bytes from a pseudorandom key and ``info``."""
+
+    __slots__ = ("_algorithm", "_info")
+
+    def __init__(
+        self,
+        algorithm: HashAlgorithm,
+        length: int,
+        info: bytes | None,
+        backend: object = None,
+        *,
+        provider: Provider | None = None,
+    ) -> None:
+        length = size(length)
+        self._info = optional_bytes("info", info) or b""
+        _check_length(algorithm, length)
+        self._algorithm = algorithm
+        self._length = length
+        self._provider = provider
+        self._used = False
+
+    def _derive(self, state: Any) -> bytes:
+        return _expand(self._algorithm, state, self._info, self._length, self._provider)
+
+
+KeyDerivationFunction.register(HKDF)
+KeyDerivationFunction.register(HKDFExpand)
+
+
+def _check_length(algorithm: Any, length: int) -> None:
+    """ValueError past 255 blocks of the hash (RFC 5869 2.3)."""
+    digest_size = size(algorithm.digest_size)
+    if 255 * digest_size > USIZE_MAX:
+        raise ValueError("Digest size too large, would cause overflow in max length calculation")
+    if length > 255 * digest_size:
+        raise ValueError(f"Cannot derive keys larger than {255 * digest_size} octets.")
+
+
+def _extract(algorithm: Any, salt: bytes | None, key: bytes, provider: Provider | None) -> bytes:
+    if salt is None:
+        salt = bytes(size(algorithm.digest_size))
+    mac = HMAC(salt, algorithm, provider=provider)
+    mac.update(key)
+    return mac.finalize()
+
+
+def _expand(
+    algorithm: Any, prk: bytes, info: bytes, length: int, provider: Provider | None
+) -> bytes:
+    """T(1) | T(2) | ... cut to ``length``, T(i) = HMAC(prk, T(i-1) | info | i): an op each."""
+    keyed = HMAC(prk, algorithm, provider=provider)
+    out = bytearray()
+    block = b""
+    counter = 0
+    while len(out) < length:
+        counter += 1
+        mac = keyed.copy()
+        mac.update(block + info + bytes((counter,)))
+        block = mac.finalize()
+        out += block
+    return bytes(out[:length])
