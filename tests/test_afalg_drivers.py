@@ -25,9 +25,9 @@ from vectors.loaders import (
     hmac_vectors,
 )
 
-from cryptoffload import Policy, Provider
+from cryptoffload import Policy, Provider, modes
 from cryptoffload.aead import AESCCM, AESGCM
-from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
 from cryptoffload.engines import afalg, procfs
 from cryptoffload.hashes import digest

@@ -13,9 +13,9 @@ import pytest
 from cryptography.exceptions import InvalidTag
 from vectors.loaders import aes_vectors, gcm_vectors, hash_vectors, hmac_vectors
 
-from cryptoffload import Policy, Provider
+from cryptoffload import Policy, Provider, modes
 from cryptoffload.aead import AESGCM
-from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.engines import afalg, procfs
 from cryptoffload.hashes import SHA256, digest
 from cryptoffload.hmac import HMAC

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.ciphers import algorithms as ref_algorithms
 from cryptography.hazmat.primitives.ciphers import modes as ref_modes
 from cryptography.utils import CryptographyDeprecationWarning
 from doubles import TakeAllEngine
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from cryptoffload import Policy, Provider
@@ -108,6 +108,7 @@ def test_each_cipher_matches_cryptography_and_is_counted_under_its_name(family, 
 )
 def test_chacha20_streams_across_partial_blocks_on_any_path(chunks, floor, counter):
     """Updates of any length, each to the engine or held back by size, give one keystream."""
+    assume(sum(chunks) <= (2**32 - counter) * 64)  # within the nonce's blocks (past: ValueError)
     key, nonce = bytes(range(32)), struct.pack("<I", counter) + bytes(range(12))
     data = bytes((5 * i + 1) % 256 for i in range(sum(chunks)))
     want = RefCipher(ref_algorithms.ChaCha20(key, nonce), None).encryptor().update(data)
