@@ -219,3 +219,26 @@ def test_an_sm4_gcm_aead_op_takes_a_16_byte_key_only():
     ctx = RefCipher(ref_algorithms.SM4(bytes(16)), ref_modes.GCM(bytes(12))).encryptor()
     want = ctx.update(b"data") + ctx.finalize() + ctx.tag
     assert Provider([TakeAllEngine()]).run(good) == want
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda key: __import__("cryptoffload.ops").ops.CipherOp(
+            "aes-128-cbc", "encrypt", key, bytes(16), bytes(16)
+        ),
+        lambda key: __import__("cryptoffload.ops").ops.AeadOp(
+            "aes-128-gcm", "encrypt", key, bytes(12), b"x", None, 16
+        ),
+        lambda key: __import__("cryptoffload.ops").ops.MacOp("cmac-aes-128", "mac", key, b"x"),
+    ],
+    ids=["cipher", "aead", "cmac"],
+)
+def test_an_aes_op_whose_key_is_not_the_size_its_name_says_is_refused(make):
+    """An aes-128 op with a 32-byte key would run AES-256 and be counted as AES-128."""
+    taker = TakeAllEngine()
+    with pytest.raises(ValueError, match="takes a 16-byte key, got 32"):
+        Provider([taker]).run(make(bytes(32)))
+    assert taker.seen == []
+    Provider([taker], policy=Policy(min_size={"*": 0})).run(make(bytes(16)))
+    assert len(taker.seen) == 1

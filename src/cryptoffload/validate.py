@@ -56,10 +56,29 @@ def block_aligned(mode: str, length: int, size: int = BLOCK) -> None:
         )
 
 
+@functools.cache
+def aes_key_bytes(alg: str) -> int:
+    """The AES key length in bytes an algorithm name carries (``aes-192-gcm``, ``cmac-aes-256``)."""
+    bits = next((part for part in alg.split("-") if part in ("128", "192", "256")), None)
+    if bits is None:
+        raise ValueError(f"{alg!r} names no AES key size")
+    return int(bits) // 8
+
+
+def aes_key_for(alg: str, key: Any) -> None:
+    """An AES key (bytes or a DeviceKey) as long as ``alg`` says: an op under ``aes-128-...``
+    with a 32-byte key would run AES-256 and be counted as AES-128."""
+    aes_key(key)
+    want = aes_key_bytes(alg)
+    if len(key) != want:
+        raise ValueError(f"{alg} takes a {want}-byte key, got {len(key)}")
+
+
 def cipher_key(alg: str, key: Any, sizes: tuple[int, ...]) -> None:
-    """A cipher key of one of ``sizes`` bytes (AES: or a DeviceKey)."""
-    if sizes == AES_KEY_SIZES:
-        aes_key(key)
+    """A cipher key of one of ``sizes`` bytes (AES outside XTS: as long as the name says, or a
+    DeviceKey of that size)."""
+    if alg.startswith("aes-") and not alg.endswith("-xts"):
+        aes_key_for(alg, key)
         return
     byteslike("key", key)
     if len(key) not in sizes:
@@ -317,7 +336,7 @@ def _cipher_spec(alg: str) -> tuple[str, tuple[int, ...], int, int | None]:
     elif mode == "xts":  # two AES keys: aes-128-xts takes 32 bytes, aes-256-xts 64
         spec = (mode, (int(alg.split("-")[1]) // 4,), BLOCK, BLOCK)
     else:
-        spec = (mode, AES_KEY_SIZES, BLOCK, None if mode == "ecb" else BLOCK)
+        spec = (mode, (aes_key_bytes(alg),), BLOCK, None if mode == "ecb" else BLOCK)
     _CIPHERS[alg] = spec
     return spec
 
@@ -422,8 +441,8 @@ def _aead_op(op: Any) -> None:
         return
     if op.alg[0] == "s":  # sm4-gcm: a 16-byte SM4 key
         cipher_key(op.alg, key, (16,))
-    elif key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
-        aes_key(key)
+    elif key.__class__ is not bytes or len(key) != aes_key_bytes(op.alg):
+        aes_key_for(op.alg, key)
     if code == "g":  # -gcm, not -ccm
         if iv.__class__ is not bytes or not 8 <= len(iv) <= 128:
             gcm_nonce(iv)
@@ -453,8 +472,8 @@ def _mac_op(op: Any) -> None:
     if op.alg == "cmac-3des":
         cipher_key(op.alg, key, (24,))
         return
-    if key.__class__ is not bytes or len(key) not in AES_KEY_SIZES:
-        aes_key(key)
+    if key.__class__ is not bytes or len(key) != aes_key_bytes(op.alg):
+        aes_key_for(op.alg, key)
     if kind == "gmac":
         iv = op.iv
         if iv.__class__ is not bytes or not 8 <= len(iv) <= 128:
