@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hmac
 import operator
+from collections.abc import Callable
 from typing import Any
 
 from cryptography.exceptions import AlreadyFinalized, InvalidKey
 
+from cryptoffload.hashes import digest
 from cryptoffload.provider import Provider
 
 #: The largest size `cryptography` takes for a length (a Rust ``usize``).
@@ -103,8 +105,48 @@ class OneShotKDF:
         return f"<{type(self).__name__} length={self._length}>"
 
 
+def counter_blocks(length: int, block: Callable[[int], bytes]) -> bytes:
+    """``block(1) | block(2) | ...`` cut to ``length`` bytes: the loop every counter KDF runs
+    (each block one hash or MAC op)."""
+    out = bytearray()
+    counter = 0
+    while len(out) < length:
+        counter += 1
+        out += block(counter)
+    return bytes(out[:length])
+
+
 def counter_max_length(algorithm: Any, length: int) -> None:
     """ValueError past 2**32 - 1 blocks of the hash (a 32-bit counter: X9.63, ConcatKDF)."""
     max_len = min(size(algorithm.digest_size) * (2**32 - 1), USIZE_MAX)
     if length > max_len:
         raise ValueError(f"Cannot derive keys larger than {max_len} bits.")
+
+
+class HashCounterKDF(OneShotKDF):
+    """A KDF whose block i is one digest over the key material, i as 4 bytes and shared
+    information (X9.63, ConcatKDFHash): ``_message`` says in which order."""
+
+    __slots__ = ("_algorithm", "_info")
+
+    def _setup(
+        self, algorithm: Any, length: Any, name: str, info: Any, provider: Provider | None
+    ) -> None:
+        """Check and keep the arguments as `cryptography` does (``name``: the info's)."""
+        length = size(length)
+        self._info = optional_bytes(name, info) or b""
+        counter_max_length(algorithm, length)
+        self._algorithm = algorithm
+        self._length = length
+        self._provider = provider
+        self._used = False
+
+    def _message(self, key: bytes, counter: bytes) -> bytes:
+        raise NotImplementedError
+
+    def _derive(self, state: Any) -> bytes:
+        algorithm, provider, message = self._algorithm, self._provider, self._message
+        return counter_blocks(
+            self._length,
+            lambda i: digest(message(state, i.to_bytes(4, "big")), algorithm, provider=provider),
+        )

@@ -7,18 +7,24 @@ from typing import Any
 from cryptography.hazmat.primitives.hashes import HashAlgorithm
 from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 
-from cryptoffload.hashes import digest
 from cryptoffload.hmac import HMAC
-from cryptoffload.kdf._base import OneShotKDF, counter_max_length, optional_bytes, size
+from cryptoffload.kdf._base import (
+    HashCounterKDF,
+    OneShotKDF,
+    counter_blocks,
+    counter_max_length,
+    optional_bytes,
+    size,
+)
 from cryptoffload.provider import Provider
 
 __all__ = ["ConcatKDFHMAC", "ConcatKDFHash"]
 
 
-class ConcatKDFHash(OneShotKDF):
+class ConcatKDFHash(HashCounterKDF):
     """Block i is Hash(i as 4 bytes | key_material | otherinfo), i from 1."""
 
-    __slots__ = ("_algorithm", "_otherinfo")
+    __slots__ = ()
 
     def __init__(
         self,
@@ -29,22 +35,10 @@ class ConcatKDFHash(OneShotKDF):
         *,
         provider: Provider | None = None,
     ) -> None:
-        length = size(length)
-        self._otherinfo = optional_bytes("otherinfo", otherinfo) or b""
-        counter_max_length(algorithm, length)
-        self._algorithm = algorithm
-        self._length = length
-        self._provider = provider
-        self._used = False
+        self._setup(algorithm, length, "otherinfo", otherinfo, provider)
 
-    def _derive(self, state: Any) -> bytes:
-        out = bytearray()
-        counter = 0
-        while len(out) < self._length:
-            counter += 1
-            message = counter.to_bytes(4, "big") + state + self._otherinfo
-            out += digest(message, self._algorithm, provider=self._provider)
-        return bytes(out[: self._length])
+    def _message(self, key: bytes, counter: bytes) -> bytes:
+        return counter + key + self._info
 
 
 class ConcatKDFHMAC(OneShotKDF):
@@ -80,14 +74,17 @@ class ConcatKDFHMAC(OneShotKDF):
         if not self._length:
             return b""
         keyed = HMAC(self._salt, self._algorithm, provider=self._provider)
-        out = bytearray()
-        counter = 0
-        while len(out) < self._length:
-            counter += 1
-            mac = keyed.copy()
-            mac.update(counter.to_bytes(4, "big") + state + self._otherinfo)
-            out += mac.finalize()
-        return bytes(out[: self._length])
+        info = self._otherinfo
+        return counter_blocks(
+            self._length, lambda i: _mac(keyed, i.to_bytes(4, "big") + state + info)
+        )
+
+
+def _mac(keyed: HMAC, message: bytes) -> bytes:
+    """One HMAC op over ``message``: a copy of ``keyed``, the key set once for every block."""
+    mac = keyed.copy()
+    mac.update(message)
+    return mac.finalize()
 
 
 KeyDerivationFunction.register(ConcatKDFHash)

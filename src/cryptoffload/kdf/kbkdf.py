@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.kdf.kbkdf import CounterLocation, Mode
 
 from cryptoffload.cmac import CMAC
 from cryptoffload.hmac import HMAC
-from cryptoffload.kdf._base import OneShotKDF, optional_bytes, size
+from cryptoffload.kdf._base import OneShotKDF, counter_blocks, optional_bytes, size
 from cryptoffload.names import hash_name
 from cryptoffload.provider import Provider
 
@@ -94,14 +94,14 @@ class _KBKDF(OneShotKDF):
             if self._break > len(fixed):
                 raise ValueError("break_location offset > len(fixed)")
             before, after = fixed[: self._break], fixed[self._break :]
-        out = bytearray()
-        counter = 0
-        while len(out) < self._length:
-            counter += 1
+        rlen = self._rlen
+
+        def block(i: int) -> bytes:
             mac = state.copy()
-            mac.update(before + _be_bytes(counter, self._rlen) + after)
-            out += mac.finalize()
-        return bytes(out[: self._length])
+            mac.update(before + _be_bytes(i, rlen) + after)
+            return mac.finalize()
+
+        return counter_blocks(self._length, block)
 
 
 class KBKDFHMAC(_KBKDF):

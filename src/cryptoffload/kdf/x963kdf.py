@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from cryptography.hazmat.primitives.hashes import HashAlgorithm
 from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 
-from cryptoffload.hashes import digest
-from cryptoffload.kdf._base import OneShotKDF, counter_max_length, optional_bytes, size
+from cryptoffload.kdf._base import HashCounterKDF
 from cryptoffload.provider import Provider
 
 __all__ = ["X963KDF"]
 
 
-class X963KDF(OneShotKDF):
+class X963KDF(HashCounterKDF):
     """X9.63: block i is Hash(key_material | i as 4 bytes | sharedinfo), i from 1."""
 
-    __slots__ = ("_algorithm", "_sharedinfo")
+    __slots__ = ()
 
     def __init__(
         self,
@@ -28,22 +25,10 @@ class X963KDF(OneShotKDF):
         *,
         provider: Provider | None = None,
     ) -> None:
-        length = size(length)
-        self._sharedinfo = optional_bytes("sharedinfo", sharedinfo) or b""
-        counter_max_length(algorithm, length)
-        self._algorithm = algorithm
-        self._length = length
-        self._provider = provider
-        self._used = False
+        self._setup(algorithm, length, "sharedinfo", sharedinfo, provider)
 
-    def _derive(self, state: Any) -> bytes:
-        out = bytearray()
-        counter = 0
-        while len(out) < self._length:
-            counter += 1
-            message = state + counter.to_bytes(4, "big") + self._sharedinfo
-            out += digest(message, self._algorithm, provider=self._provider)
-        return bytes(out[: self._length])
+    def _message(self, key: bytes, counter: bytes) -> bytes:
+        return key + counter + self._info
 
 
 KeyDerivationFunction.register(X963KDF)
