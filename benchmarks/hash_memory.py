@@ -12,6 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import cryptodev_standin
+from _proc import rss_mib
 from doubles import TakeAllEngine
 
 from cryptoffload import Policy, Provider, _stream, hashes
@@ -44,18 +45,6 @@ def providers() -> dict[str, Provider]:
         "engine stream": Provider(["cryptodev:any"], policy=ALL),
         "stream, max 16M": Provider(["cryptodev:any"], policy=capped),
     }
-
-
-def rss_mib() -> float:
-    """Resident size now (0 where /proc is absent)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def where(provider: Provider) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from _proc import rss_mib
 from differential import TAKE_ALL, build_engine, cryptodev_present
 from thread_workload import forget_records, open_fds, run_threads
 
@@ -34,18 +35,6 @@ concurrency run.
 
 Run: python benchmarks/load.py --seconds N [--threads N] [--phase S] [--seed S]
 """
-
-
-def rss_mib() -> float:
-    """Resident size now, MiB (0 where /proc is absent)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def engines_present() -> list[str]:

@@ -19,8 +19,9 @@ FIELDS: dict[str, str] = {
     "can use it; Triple DES: the 24-byte form; XTS: both keys), a `cryptography` key object for "
     "RSA, EC, DSA, Ed25519, Ed448, X25519 and X448, a `blocks.ffdh.PrivateKey` for DH (FFDH "
     "runs on GMP, not on `cryptography`'s deprecated API)",
-    "iv": "bytes: the IV, initial counter block or XTS tweak (cipher; None for ECB), the nonce "
-    "(aead, GMAC; None for AES-SIV without one)",
+    "iv": "bytes: the IV, initial counter block or XTS tweak (cipher; None for ECB and ARC4; "
+    "ChaCha20's 4-byte little-endian block counter and 12-byte nonce), the nonce (aead, GMAC; "
+    "None for AES-SIV without one)",
     "data": "bytes-like: the payload (plaintext, ciphertext, message); for an AEAD decrypt the "
     "ciphertext followed by its tag",
     "out": "a bytearray or writable byte memoryview with room for len(data) bytes, or None: "
@@ -196,8 +197,9 @@ class _PayloadOp(Op):
 
 
 class CipherOp(_PayloadOp):
-    """AES ECB/CBC/CTR/CFB/CFB8/OFB/XTS, Triple DES: ``key``, ``iv`` (None for ECB), ``data``,
-    and ``out``.
+    """AES ECB/CBC/CTR/CFB/CFB8/OFB/XTS and the other ciphers of names.CIPHER_FAMILIES (Triple
+    DES, Camellia, SM4, ChaCha20...): ``key``, ``iv`` (None for ECB and ARC4; ChaCha20's
+    16-byte counter and nonce), ``data``, and ``out``.
 
     With ``out`` the engine writes the result into the caller's buffer (no copy on the way
     back: the kernel or the DMA engine writes it there) and returns its length. A cipher has
