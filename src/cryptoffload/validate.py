@@ -10,7 +10,7 @@ import gmpy2
 from cryptography.exceptions import InvalidTag, UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from cryptoffload.blocks import pkcs1
+from cryptoffload.blocks import ivs, pkcs1
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.names import CIPHER_FAMILIES, XOF_NAMES, cipher_family, hash_name
 
@@ -89,15 +89,11 @@ def cipher_key(alg: str, key: Any, sizes: tuple[int, ...]) -> None:
         raise ValueError(f"{alg} key must be {wanted} bytes, got {len(key)}")
 
 
-#: Bytes of keystream one ChaCha20 nonce gives: 2**32 blocks of 64 bytes (a 32-bit counter).
-CHACHA20_SPAN = 64 << 32
-
-
 def chacha20_room(nonce: bytes, length: int) -> None:
     """ChaCha20 from the counter in ``nonce`` (its first 4 bytes, little-endian) must not run
     past the last of its 2**32 blocks: `cryptography` refuses it too (ValueError)."""
-    start = int.from_bytes(nonce[:4], "little") * 64
-    if start + length > CHACHA20_SPAN:
+    start = ivs.chacha20_counter(nonce) * 64
+    if start + length > ivs.CHACHA20_BLOCKS * 64:
         raise ValueError(
             f"ChaCha20 counter would overflow: {length} bytes from block "
             f"{start // 64} run past the 2**32 blocks of one nonce"

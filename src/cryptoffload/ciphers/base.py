@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.ciphers import (
 from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 
 from cryptoffload import modes, validate
+from cryptoffload.blocks import ivs
 from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
 from cryptoffload.ops import CipherOp
 from cryptoffload.provider import Lane, Provider, resolve
@@ -43,9 +44,7 @@ _MODE_NAMES: dict[type, str] = {
 }
 #: Our family name (names.CIPHER_FAMILIES) of each `cryptography` cipher class but AES's.
 _FAMILIES: dict[type, str] = {cls: family for family, cls in CIPHER_CLASSES.items()}
-_CHACHA_BLOCKS = 1 << 32  # ChaCha20's 32-bit block counter
 _IV_MODES = frozenset({"cbc", "ctr", "cfb", "cfb8", "ofb"})
-_MASK128 = (1 << 128) - 1
 #: Modes whose chained context runs ops the policy keeps from every engine on a kept OpenSSL
 #: context (the chaining value is recovered from the stream's tail when an engine takes over).
 _HOLDABLE = frozenset({"ecb", "cbc", "ctr"})
@@ -554,8 +553,7 @@ class _ChainedContext:
             last = self._sw_out[-block:] if self._encrypt else tail[end - block : end]
             self._chain = bytes(last)
         elif mode == "ctr":
-            counter = (int.from_bytes(self._sw_base, "big") + total // 16) & _MASK128
-            self._chain = counter.to_bytes(16, "big")
+            self._chain = ivs.ctr_after(self._sw_base, total // 16)
         self._sw = None
 
     def _update_whole(self, data: Any, into: memoryview | None) -> Any:
@@ -583,12 +581,11 @@ class _ChainedContext:
         if mode == "cbc" or mode == "cfb":
             self._chain = bytes(last_out if self._encrypt else last_in)
         elif mode == "ctr":
-            counter = (int.from_bytes(self._chain, "big") + full // 16) & _MASK128
-            self._chain = counter.to_bytes(16, "big")
-        elif mode == "chacha20":  # the block counter: the nonce's first 4 bytes, little-endian
-            counter = int.from_bytes(self._chain[:4], "little") + full // 64
-            self._spent = counter >= _CHACHA_BLOCKS
-            self._chain = (counter % _CHACHA_BLOCKS).to_bytes(4, "little") + self._chain[4:]
+            self._chain = ivs.ctr_after(self._chain, full // 16)
+        elif mode == "chacha20":
+            counter = ivs.chacha20_counter(self._chain) + full // 64
+            self._spent = counter >= ivs.CHACHA20_BLOCKS
+            self._chain = ivs.chacha20_at(self._chain, counter)
         else:  # ofb: the keystream block is what was XORed in
             self._chain = bytes(a ^ b for a, b in zip(bytes(last_in), bytes(last_out), strict=True))
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from cryptography.exceptions import InvalidTag
 
+from cryptoffload.blocks import ivs
 from cryptoffload.engines import _fork, _splice, procfs
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import EngineError, Unavailable
@@ -460,12 +461,10 @@ class AfalgEngine:
                 block = len(iv)
                 iv = bytes(result[-block:] if op.kind == "encrypt" else chunk[-block:])
             elif mode == "ctr":
-                counter = int.from_bytes(iv, "big") + len(chunk) // 16
-                iv = (counter % (1 << 128)).to_bytes(16, "big")
-            elif mode == "chacha20":  # its block counter: 4 bytes, little-endian (MAX_REQUEST
-                # is whole 64-byte blocks; the room for them was checked above the engines)
-                counter = int.from_bytes(iv[:4], "little") + len(chunk) // 64
-                iv = (counter % (1 << 32)).to_bytes(4, "little") + bytes(iv[4:])
+                iv = ivs.ctr_after(iv, len(chunk) // 16)
+            elif mode == "chacha20":  # MAX_REQUEST is whole 64-byte blocks; the room for them
+                # was checked above the engines
+                iv = ivs.chacha20_at(iv, ivs.chacha20_counter(iv) + len(chunk) // 64)
         return b"".join(out) if op.out is None else len(data)
 
     def _aead(self, op: Any) -> bytes:

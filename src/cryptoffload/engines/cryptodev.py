@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from cryptography.exceptions import InvalidTag
 
+from cryptoffload.blocks import ivs
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines import _fork, procfs
 from cryptoffload.engines.base import Capabilities
@@ -544,8 +545,7 @@ class CryptodevEngine:
                 if mode == "cbc":
                     iv = ctypes.string_at(dst + start + m - 16, 16) if encrypt else next_iv
                 elif mode == "ctr":
-                    counter = int.from_bytes(iv, "big") + m // 16
-                    iv = (counter % (1 << 128)).to_bytes(16, "big")
+                    iv = ivs.ctr_after(iv, m // 16)
         except OSError as exc:
             raise _declined("CIOCCRYPT", exc) from None
         finally:

@@ -9,6 +9,7 @@ from typing import Any
 
 from cryptography.exceptions import AlreadyFinalized, InvalidKey
 
+from cryptoffload import validate
 from cryptoffload.hashes import digest
 from cryptoffload.provider import Provider
 
@@ -37,11 +38,8 @@ def material(name: str, value: Any) -> bytes:
     """A bytes-like argument (key material, an expected key) as bytes: TypeError otherwise."""
     if value.__class__ is bytes:
         return value
-    try:
-        view = memoryview(value)
-    except TypeError:
-        raise TypeError(f"{name} must be bytes-like, got {type(value).__name__}") from None
-    return view.tobytes()
+    validate.byteslike(name, value)
+    return memoryview(value).tobytes()
 
 
 def writable(buffer: Any) -> memoryview:
