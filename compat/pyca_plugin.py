@@ -16,27 +16,6 @@ CONFIG = os.environ.get("CRYPTOFFLOAD_COMPAT_CONFIG", "cryptography")
 OUT = os.environ.get("CRYPTOFFLOAD_COMPAT_OUT", "")
 
 
-class PassThroughEngine:
-    """Claims every algorithm name and answers through the software engine: every op takes the
-    engine path (an Op built, validated, offered, counted under this engine's name)."""
-
-    name = "passthrough"
-
-    def __init__(self) -> None:
-        from cryptoffload.engines.software import SoftwareEngine
-
-        self._software = SoftwareEngine()
-
-    def probe(self) -> Any:
-        from cryptoffload.engines.base import Capabilities
-        from cryptoffload.names import all_algorithms
-
-        return Capabilities(available=True, algorithms=frozenset(all_algorithms()))
-
-    def run(self, op: Any) -> Any:
-        return self._software.run(op)
-
-
 def _provider() -> Any:
     from cryptoffload.lane import current
 
@@ -87,6 +66,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from cryptoffload import Policy, Provider, set_default_provider
 
     if CONFIG == "engine":
+        from cryptoffload.engines.passthrough import PassThroughEngine
+
         provider = Provider([PassThroughEngine()], policy=Policy(min_size={"*": 0}))
         set_default_provider(provider)
     else:

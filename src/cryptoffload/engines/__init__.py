@@ -30,6 +30,12 @@ def _cryptodev(arg: str) -> Any:
     return cryptodev_from_spec(arg)
 
 
+def _passthrough(arg: str) -> Any:
+    from cryptoffload.engines.passthrough import from_spec as passthrough_from_spec
+
+    return passthrough_from_spec(arg)
+
+
 def _caam(arg: str) -> Any:
     from cryptoffload.engines.caam import from_spec as caam_from_spec
 
@@ -42,7 +48,10 @@ FACTORIES: dict[str, Factory] = {
     "afalg": _afalg,
     "cryptodev": _cryptodev,
     "caam": _caam,
+    "passthrough": _passthrough,
 }
+#: Kinds that are not hardware of this machine: named explicitly, never found by ``discover``.
+NOT_DISCOVERED = frozenset({"software", "passthrough"})
 
 
 def register(kind: str, factory: Factory) -> None:
@@ -65,4 +74,4 @@ def from_spec(spec: str) -> Any:
 
 def discover() -> list[Any]:
     """One engine of every kind this package has, other than software, to probe on this machine."""
-    return [from_spec(kind) for kind in FACTORIES if kind != "software"]
+    return [from_spec(kind) for kind in FACTORIES if kind not in NOT_DISCOVERED]
