@@ -1,4 +1,4 @@
-"""The pass-through engine: named by spec, never discovered, takes every op with software's answer."""
+"""The pass-through engine: named by spec, never discovered, gives every op software's answer."""
 
 from __future__ import annotations
 
