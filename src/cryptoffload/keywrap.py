@@ -22,7 +22,8 @@ __all__ = [
 
 
 def _run(kind: str, key: Any, data: Any, padded: bool, provider: Provider | None) -> bytes:
-    # `cryptography`'s order: wrapping checks the key first, unwrapping the wrapped key first.
+    # `cryptography`'s order: wrapping checks the key first, unwrapping the wrapped key first;
+    # these are every check of a key-wrap op (the name follows the key), so the lane skips its.
     if kind == "wrap":
         validate.wrapping_key(key)
         validate.key_to_wrap(data, padded)
@@ -30,7 +31,7 @@ def _run(kind: str, key: Any, data: Any, padded: bool, provider: Provider | None
         validate.wrapped_key(data, padded)
         validate.wrapping_key(key)
     alg = keywrap_name(len(key), padded)
-    return resolve(provider).lane(alg).run(KeywrapOp(alg, kind, bytes(key), data))
+    return resolve(provider).lane(alg).run(KeywrapOp(alg, kind, bytes(key), data), checked=True)
 
 
 def aes_key_wrap(

@@ -30,34 +30,30 @@ MU_BYTES = 64
 
 
 class _Public(PqPublicKey):
+    """The lane checks what ``verify`` is given (bytes-like, context and mu lengths) once."""
+
     __slots__ = ()
 
     def verify(self, signature: Any, data: Any, context: Any = None) -> None:
         """Raise InvalidSignature unless ``signature`` signs ``data`` under ``context``."""
-        validate.byteslike("signature", signature)
-        validate.byteslike("data", data)
-        validate.mldsa_context(context)
         self._run("verify", MldsaOp, "verify", data=data, context=context, signature=signature)
 
     def verify_mu(self, signature: Any, mu: Any) -> None:
         """Raise InvalidSignature unless ``signature`` signs the message representative mu."""
-        validate.byteslike("signature", signature)
-        validate.mldsa_mu(mu)
         self._run("verify", MldsaOp, "verify", digest=mu, signature=signature)
 
 
 class _Private(PqPrivateKey):
+    """The lane checks what ``sign`` is given (bytes-like, context and mu lengths) once."""
+
     __slots__ = ()
 
     def sign(self, data: Any, context: Any = None) -> bytes:
         """The signature of ``data`` under ``context`` (hedged: random each time)."""
-        validate.byteslike("data", data)
-        validate.mldsa_context(context)
         return self._run("sign", MldsaOp, "sign", data=data, context=context)
 
     def sign_mu(self, mu: Any) -> bytes:
         """The signature of mu, a 64-byte message representative (it holds the context)."""
-        validate.mldsa_mu(mu)
         return self._run("sign", MldsaOp, "sign", digest=mu)
 
 

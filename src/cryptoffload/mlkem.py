@@ -7,7 +7,6 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import mlkem as _mlkem
 
-from cryptoffload import validate
 from cryptoffload._pqkeys import PqPrivateKey, PqPublicKey
 from cryptoffload.ops import MlkemOp
 
@@ -28,8 +27,8 @@ class _Private(PqPrivateKey):
 
     def decapsulate(self, ciphertext: Any) -> bytes:
         """The shared secret in ``ciphertext`` (ML-KEM's implicit rejection: a ciphertext of
-        the right length that was not made for this key gives another secret, no error)."""
-        validate.byteslike("ciphertext", ciphertext)
+        the right length that was not made for this key gives another secret, no error); the
+        lane checks it (bytes-like, the parameter set's length)."""
         return self._run("decap", MlkemOp, "decapsulate", data=ciphertext)
 
 

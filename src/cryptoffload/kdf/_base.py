@@ -129,9 +129,12 @@ def run_kdf(
     aad: bytes | None = None,
     secret: bytes | None = None,
 ) -> bytes:
-    """One KDF op (PBKDF2, scrypt, Argon2) through the lane of ``alg``: engines may take it."""
+    """One KDF op (PBKDF2, scrypt, Argon2) through the lane of ``alg``: engines may take it.
+
+    The KDF object checked every field when it was made (and the key material as it came), as
+    `cryptography` does, so the lane does not check them again."""
     lane = resolve(provider).lane(alg)
-    return lane.run(KdfOp(alg, "derive", key, salt, length, params, aad, secret))
+    return lane.run(KdfOp(alg, "derive", key, salt, length, params, aad, secret), checked=True)
 
 
 def counter_blocks(length: int, block: Callable[[int], bytes]) -> bytes:
