@@ -128,6 +128,7 @@ def test_keys_load_as_cryptoffloads_and_are_cryptographys_kind_of_key():
             ValueError,
             "Context must be at most 255 bytes",
         ),
+        (lambda: mldsa.MLDSA44PrivateKey.generate().sign(None), TypeError, "bytes-like"),
         (
             lambda: mldsa.MLDSA44PrivateKey.generate().sign_mu(bytes(63)),
             ValueError,

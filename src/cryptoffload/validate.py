@@ -763,7 +763,7 @@ def mldsa_mu(mu: Any) -> None:
 
 def _mldsa_op(op: Any) -> None:
     _post_quantum_key(op, "mldsa", MLDSA_SIZES, op.kind == "sign")
-    if (op.data is None) == (op.digest is None):
+    if op.data is not None and op.digest is not None:
         raise ValueError("an ML-DSA op signs or verifies one of data (a message), digest (mu)")
     if op.kind == "verify":
         byteslike("signature", op.signature)
