@@ -151,6 +151,9 @@ def test_validation_refuses_a_key_of_another_parameter_set_than_the_name():
     op = ops.MlkemOp("mlkem-768-decap", "decapsulate", key, bytes(1088))
     with pytest.raises(TypeError, match="MLKEM768PrivateKey"):
         validate.validate_op(op)
+    misnamed = ops.MlkemOp("mlkem-1024-encap", "decapsulate", key, bytes(1568))
+    with pytest.raises(ValueError, match="named mlkem-1024-decap"):
+        validate.validate_op(misnamed)
     signer = c_mldsa.MLDSA44PrivateKey.generate()
     both = ops.MldsaOp("mldsa-44-sign", "sign", signer, data=b"m", digest=bytes(64))
     with pytest.raises(ValueError, match="one of data"):

@@ -637,15 +637,15 @@ def argon2_params(salt: bytes, length: int, iterations: int, lanes: int, memory:
         raise ValueError("memory_cost must be an integer >= 8 * lanes.")
 
 
-#: Cost parameters each KDF takes (the rest of the name: ``pbkdf2-hmac-<hash>``).
-_KDF_PARAMS = {"pbkdf2": 1, "scrypt": 3, "argon2d": 3, "argon2i": 3, "argon2id": 3}
+#: Cost parameters each KDF takes (PBKDF2's names go on with the hash: ``pbkdf2-hmac-<hash>``).
+_KDF_PARAMS = {"pbkdf2": 1, **dict.fromkeys(KDF_NAMES, 3)}
 
 
 def _kdf_op(op: Any) -> None:
     alg = op.alg
     stem = "pbkdf2" if alg.startswith("pbkdf2-hmac-") else alg
     hash_ok = stem != "pbkdf2" or (alg[12:] in HASH_NAMES and alg[12:] not in XOF_NAMES)
-    if stem not in _KDF_PARAMS or (stem != "pbkdf2" and stem not in KDF_NAMES) or not hash_ok:
+    if stem not in _KDF_PARAMS or not hash_ok:
         raise ValueError(f"{alg!r} is not a KDF (pbkdf2-hmac-sha256, scrypt, argon2id...)")
     byteslike("key_material", op.key)
     if op.salt.__class__ is not bytes:
@@ -722,17 +722,29 @@ def _keywrap_op(op: Any) -> None:
 MLKEM_CIPHERTEXT = {768: 1088, 1024: 1568}
 
 
-def _post_quantum_key(op: Any, family: str, sizes: tuple[int, ...], private: bool) -> int:
-    """The parameter set ``op.alg`` names, its key checked against it (a `cryptography` key)."""
+#: The last part of an ML-KEM or ML-DSA name, by kind.
+_PQ_SUFFIX = {"encapsulate": "encap", "decapsulate": "decap", "sign": "sign", "verify": "verify"}
+
+
+@functools.cache
+def _post_quantum_class(family: str, size: int, side: str) -> type:
+    """`cryptography`'s key class of an ML-KEM or ML-DSA parameter set (imported on first use:
+    only where `cryptography` has the module)."""
     from importlib import import_module
 
+    module = import_module(f"cryptography.hazmat.primitives.asymmetric.{family}")
+    return getattr(module, f"{family.upper()}{size}{side}Key")
+
+
+def _post_quantum_key(op: Any, family: str, sizes: tuple[int, ...], private: bool) -> int:
+    """The parameter set ``op.alg`` names, its key checked against it (a `cryptography` key)."""
     parts = op.alg.split("-")
     size = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else 0
     if parts[0] != family or size not in sizes:
         raise ValueError(f"{op.alg!r} is not an {family.upper()} algorithm name")
-    module = import_module(f"cryptography.hazmat.primitives.asymmetric.{family}")
-    side = "Private" if private else "Public"
-    cls = getattr(module, f"{family.upper()}{size}{side}Key")
+    if _PQ_SUFFIX[op.kind] != parts[2]:  # counted under the name: it must say what was done
+        raise ValueError(f"a {op.kind} op is named {family}-{size}-{_PQ_SUFFIX[op.kind]}")
+    cls = _post_quantum_class(family, size, "Private" if private else "Public")
     if not isinstance(op.key, cls):
         raise TypeError(f"{op.alg} needs an {cls.__name__}, got {type(op.key).__name__}")
     return size
