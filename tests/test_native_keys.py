@@ -36,6 +36,21 @@ CLASSES = {
 }
 
 
+def test_native_post_quantum_keys_are_instances_of_ours():
+    mlkem = pytest.importorskip("cryptoffload.mlkem")
+    mldsa = pytest.importorskip("cryptoffload.mldsa")
+    from cryptography.hazmat.primitives.asymmetric import mldsa as c_mldsa
+    from cryptography.hazmat.primitives.asymmetric import mlkem as c_mlkem
+
+    kem = c_mlkem.MLKEM768PrivateKey.generate()
+    assert isinstance(kem, mlkem.MLKEM768PrivateKey)
+    assert isinstance(kem.public_key(), mlkem.MLKEM768PublicKey)
+    assert not isinstance(kem, mlkem.MLKEM1024PrivateKey)
+    dsa_key = c_mldsa.MLDSA65PrivateKey.generate()
+    assert isinstance(dsa_key, mldsa.MLDSA65PrivateKey)
+    assert not isinstance(dsa_key, mldsa.MLDSA44PrivateKey)
+
+
 def native_dh_key():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -12,6 +12,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
+from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
 
 from cryptoffload.counters import FOLD_AT, Cell
 from cryptoffload.crosscheck import Check, Sampled
@@ -259,7 +260,7 @@ class Lane:
                     result = route.engine.run(op)
                 except Unavailable as exc:
                     reason = exc.reason
-                except (InvalidTag, InvalidSignature):
+                except _ANSWERS:
                     # A failed check is the engine's answer, not a reason to ask software.
                     self._answered(route, size)
                     raise
@@ -432,7 +433,7 @@ class Lane:
         self.provider.watch.miss(name, "fault")
 
 
-_ANSWERS = (InvalidTag, InvalidSignature)
+_ANSWERS = (InvalidTag, InvalidSignature, InvalidUnwrap)
 
 
 def _sampled(provider: Provider, route: _Route, alg: str) -> Sampled:

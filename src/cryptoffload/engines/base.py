@@ -13,15 +13,16 @@ any object with these members is an engine.
 
 ``run(op) -> result``
     Performs one Op (a :mod:`cryptoffload.ops` record: ``CipherOp``, ``AeadOp``, ``HashOp``,
-    ``MacOp``, ``RsaOp``, ``EcdsaOp``, ``EcdhOp``, ``DhOp``, ``RngOp``), returning the result that
+    ``MacOp``, ``RsaOp``, ``EcdsaOp``, ``EcdhOp``, ``DhOp``, ``RngOp``, ``XdhOp``, ``EddsaOp``,
+    ``DsaOp``, ``KdfOp``, ``KeywrapOp``, ``MlkemOp``, ``MldsaOp``), returning the result that
     ``ops.CONTRACT`` gives for its ``(family, kind)``; the fields each sets mean what
     ``ops.FIELDS`` says. Raises :class:`cryptoffload.errors.Unavailable` (with a reason) to
     decline, including for a field it cannot honour (an RFC 6979 ``deterministic`` signature, a
     nonce length); any other exception is a fault, counted, and the provider moves on. Results
-    of a failed authentication are raised as ``InvalidTag`` / ``InvalidSignature``: they are
-    answers, not faults. An engine never checks what the provider already validated, and never
-    returns partial output (a cipher op's ``out`` buffer may be left half written on a fault:
-    whoever finishes the op writes all of it).
+    of a failed authentication are raised as ``InvalidTag`` / ``InvalidSignature`` /
+    ``InvalidUnwrap`` (a key unwrap): they are answers, not faults. An engine never checks what
+    the provider already validated, and never returns partial output (a cipher op's ``out``
+    buffer may be left half written on a fault: whoever finishes the op writes all of it).
 
     Results are held to software's: ``cryptoffload verify`` redoes every result of its workload
     in software, and a provider built with ``cross_check=RATE`` (say ``1/1000``; 0, the default,
