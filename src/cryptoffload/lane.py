@@ -129,6 +129,7 @@ class Lane:
     __slots__ = (
         "_cell",
         "_pending",
+        "aead_streams",
         "alg",
         "hold_above",
         "hold_below",
@@ -158,6 +159,11 @@ class Lane:
         self.routes: tuple[_Route, ...] = tuple(routes)
         self.required = policy.requires(alg)
         self.software_only = not routes and not self.required
+        #: Some engine on the route can keep an AEAD stream (``open_aead_stream``): without one,
+        #: ``Cipher``'s GCM contexts skip building the Op to offer.
+        self.aead_streams = any(
+            callable(getattr(route.engine, "open_aead_stream", None)) for route in routes
+        )
         self._cell = counters.cell(SOFTWARE, alg)
         self._pending = self._cell.pending
         #: Record one software op of n bytes, nothing more (a C call): for a primitive that

@@ -40,8 +40,8 @@ _FINALIZED = "Context was already finalized."
 
 def gcm_context(cipher: Any, lane: Lane, encrypt: bool) -> Any:
     """The encryptor or decryptor for a ``Cipher`` in GCM: an engine's stream if one opens."""
-    if lane.software_only:
-        declines: Mapping[str, str] = {}
+    if not lane.aead_streams:  # as before engines could stream: each declines `streaming`
+        declines: Mapping[str, str] = lane.declines_for("streaming")
     else:
         op = AeadOp(
             cipher._alg,
@@ -56,7 +56,7 @@ def gcm_context(cipher: Any, lane: Lane, encrypt: bool) -> Any:
         if type(opened) is not dict:
             return (EngineGcmEncryptor if encrypt else EngineGcmDecryptor)(cipher, lane, *opened)
         declines = opened
-        lane.allow_software(declines)  # a policy that requires offload refuses it now
+    lane.allow_software(declines)  # a policy that requires offload refuses it now
     return (GcmEncryptor if encrypt else GcmDecryptor)(cipher, lane, encrypt, declines)
 
 
