@@ -325,3 +325,40 @@ def test_other_nonce_lengths_go_to_software_declined_unsupported(provider: Provi
     declined = cell(provider, ENGINE)["declined"].get("unsupported", 0)
     assert run_stream(ours, [b"a"], [b"b" * 20], None) == run_stream(ref, [b"a"], [b"b" * 20], None)
     assert cell(provider, ENGINE)["declined"]["unsupported"] == declined + 1
+
+
+class _RefusingStream(_BreakingStream):
+    """Refuses every tag: a wrong answer that software must overrule."""
+
+    def finalize(self, tag: bytes | None = None) -> bytes:
+        if tag is not None:
+            raise InvalidTag
+        return self._stream.finalize(tag)
+
+
+class RefusingCaam(BreakingCaam):
+    def open_aead_stream(self, op: Any) -> _BreakingStream:
+        return _RefusingStream(self._engine.open_aead_stream(op), self)
+
+
+def test_a_tag_the_engine_refuses_but_software_accepts_is_softwares_answer() -> None:
+    engine = RefusingCaam(fail_at=0)
+    provider = caam_provider(engines=[engine])
+    key, iv = bytes(16), bytes(12)
+    enc = Cipher(algorithms.AES(key), modes.GCM(iv), provider=provider).encryptor()
+    ciphertext = enc.update(b"message") + enc.finalize()
+    dec = Cipher(algorithms.AES(key), modes.GCM(iv), provider=provider).decryptor()
+    assert dec.update(ciphertext) == b"message"
+    assert dec.finalize_with_tag(enc.tag) == b""
+    assert cell(provider, engine.name)["faults"] == 1
+    assert cell(provider, engine.name)["ops"] == 1  # the encryption
+    assert cell(provider, "software")["ops"] == 1
+
+
+def test_streams_pass_the_cross_check_sampler() -> None:
+    provider = Provider([ENGINE], policy=Policy(min_size={"*": 0}), cross_check=1.0)
+    key, iv = bytes(16), bytes(12)
+    ref = RefCipher(ref_algorithms.AES(key), ref_modes.GCM(iv)).encryptor()
+    ours = Cipher(algorithms.AES(key), modes.GCM(iv), provider=provider).encryptor()
+    assert run_stream(ours, [b"a"], [b"b" * 30], None) == run_stream(ref, [b"a"], [b"b" * 30], None)
+    assert cell(provider, ENGINE)["ops"] == 1

@@ -165,11 +165,12 @@ class _EngineGcm:
         self._fallback = {self._name: reason}
 
     def _keep(self, is_aad: bool, chunk: bytes) -> bool:
-        """Keep ``chunk``; False (the engine dropped) once more is kept than may be."""
+        """Keep ``chunk``; False (the engine dropped) once more is kept than RETAIN_LIMIT, or
+        more data (``_total``, counted before) than the policy's max_size for the engine."""
         self._kept.append((is_aad, chunk))
         self._kept_size += len(chunk)
         high = self._high
-        if self._kept_size > RETAIN_LIMIT or (high is not None and self._kept_size > high):
+        if self._kept_size > RETAIN_LIMIT or (high is not None and self._total > high):
             self._kept.pop()
             self._drop("too-large", None)
             return False
