@@ -108,6 +108,18 @@ def test_long_updates_run_as_several_jobs(drv: Driver, monkeypatch: pytest.Monke
     assert enc.finalize() == tag
 
 
+def test_long_aad_runs_as_several_jobs(drv: Driver, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gcm_stream, "CHUNK", 64)
+    key, iv, aad = bytes(range(16)), bytes(12), bytes(range(200))
+    ciphertext, tag = reference(key, iv, aad, b"payload")
+    before = drv.figures["jobs"]
+    enc = gcm_stream.open_stream(drv, key, iv, encrypt=True)
+    enc.update_aad(aad)
+    assert drv.figures["jobs"] - before == 3  # 192 whole bytes in 64-byte jobs; 8 wait
+    assert enc.update(b"payload") == ciphertext
+    assert enc.finalize() == tag
+
+
 def test_the_saved_context_holds_counter_j0_and_lengths(drv: Driver) -> None:
     key, iv = bytes(16), bytes(range(12))
     step = gcm_stream.prepare_step(drv, key, iv, "init", b"", bytes(16), bytes(32), encrypt=True)

@@ -34,7 +34,7 @@ __all__ = ["CHUNK", "CONTEXT", "GcmStream", "open_stream"]
 BLOCK = 16
 TAG = 16
 CONTEXT = 64  # the class-1 context a GCM job saves (layout: caam.model.gcm)
-#: The most message one job takes; a longer update runs as several jobs.
+#: The most AAD or message one job takes; a longer update runs as several jobs.
 CHUNK = 1 << 20
 _RESUMES = frozenset({"update", "finalize"})
 _FINAL = frozenset({"finalize", "initfinal"})
@@ -181,9 +181,10 @@ class GcmStream:
             raise ValueError("AAD after message data")
         self._aad += data
         whole = len(self._aad) - len(self._aad) % BLOCK
-        if whole:
-            self._context = self._run("update", bytes(self._aad[:whole]), b"")[1]
-            del self._aad[:whole]
+        for at in range(0, whole, CHUNK):
+            piece = bytes(self._aad[at : min(at + CHUNK, whole)])
+            self._context = self._run("update", piece, b"")[1]
+        del self._aad[:whole]
 
     def update(self, data: Bytes) -> bytes:
         """Encrypt or decrypt ``data``: the output for exactly these bytes."""
