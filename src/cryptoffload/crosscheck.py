@@ -219,8 +219,9 @@ class Sampled:
     engine or software. ``counted(mismatch)`` records each comparison made.
 
     Only the sampled operations cost more: the others pay one countdown step. Streams
-    (``open_stream``) pass through unchecked. The countdown is not locked: threads racing on it
-    shift which operation is sampled, never whether results are checked at about the rate.
+    (``open_stream``, ``open_aead_stream``) pass through unchecked. The countdown is not locked:
+    threads racing on it shift which operation is sampled, never whether results are checked at
+    about the rate.
     """
 
     def __init__(
@@ -244,9 +245,10 @@ class Sampled:
         self._left = self._gap()
         if callable(getattr(engine, "run_batch", None)):
             self.run_batch = self._run_batch
-        opener = getattr(engine, "open_stream", None)
-        if callable(opener):
-            self.open_stream = opener
+        for member in ("open_stream", "open_aead_stream"):
+            opener = getattr(engine, member, None)
+            if callable(opener):
+                setattr(self, member, opener)
 
     def __repr__(self) -> str:
         return f"<Sampled {self.name}>"

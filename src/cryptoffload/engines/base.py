@@ -62,6 +62,19 @@ Optional members, read with ``getattr`` and a default:
     ``finalize() -> bytes`` (the digest or tag; the stream is spent) and ``close()``. Raise
     ``Unavailable`` to decline; any other exception from the stream is a fault, after which the
     context feeds the whole message to software (it keeps what it sent until the end).
+``open_aead_stream(op) -> stream`` on the engine
+    For AES-GCM fed piece by piece (``Cipher(AES(key), GCM(iv))``'s encryptor and decryptor): a
+    running state (GHASH, counter, lengths) kept by the engine. ``op`` is an ``AeadOp`` with the
+    algorithm, kind (``encrypt`` / ``decrypt``), key and nonce (data and aad empty, tag_length
+    16). The stream has ``update_aad(data)`` (all AAD comes before any data), ``update(data) ->
+    bytes`` (the output for exactly those bytes, at once: a decryption's plaintext leaves before
+    the tag is checked, as in `cryptography`), ``finalize(tag=None) -> bytes`` (encryption: the
+    16-byte tag; decryption: checks ``tag``, 4 to 16 bytes, returns b"" or raises
+    ``InvalidTag``; the stream is spent) and ``close()``. Raise ``Unavailable`` to decline (an
+    engine without the member is counted as declining ``streaming``); any other exception from
+    the stream is a fault, after which software redoes the AAD and data sent so far (the context
+    keeps them until the end) and finishes with the same outputs. Counted as one op of the data
+    bytes when the stream ends.
 """
 
 from __future__ import annotations
