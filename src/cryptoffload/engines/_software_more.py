@@ -8,15 +8,11 @@ from typing import Any
 from cryptography.hazmat.primitives import hashes, keywrap
 from cryptography.hazmat.primitives.kdf import argon2, pbkdf2, scrypt
 
+from cryptoffload.names import HASH_CLASSES
+
 #: Our hash names -> a `cryptography` hash object (PBKDF2 takes the object).
 _HASHES: dict[str, Callable[[], hashes.HashAlgorithm]] = {
-    "sha1": hashes.SHA1,
-    "sha224": hashes.SHA224,
-    "sha256": hashes.SHA256,
-    "sha384": hashes.SHA384,
-    "sha512": hashes.SHA512,
-    "sha512-224": hashes.SHA512_224,
-    "sha512-256": hashes.SHA512_256,
+    **HASH_CLASSES,
     "sha3-224": hashes.SHA3_224,
     "sha3-256": hashes.SHA3_256,
     "sha3-384": hashes.SHA3_384,
