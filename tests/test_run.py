@@ -4,6 +4,7 @@ counted; its arguments and exit status pass through; bad use is a clear error.""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -110,3 +111,25 @@ def test_the_programs_options_are_not_runs():
         ["--engines", "z"],
     )
     assert split(["--", "-odd.py", "a"]) == (["-odd.py"], ["a"])
+
+
+def test_a_child_runs_the_interpreters_own_sitecustomize_too(tmp_path):
+    theirs = tmp_path / "site"
+    theirs.mkdir()
+    (theirs / "sitecustomize.py").write_text("import os\nos.environ['THEIRS_RAN'] = 'yes'\n")
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import subprocess, sys\n"
+        "subprocess.run([sys.executable, '-c', 'import os; "
+        "import cryptography.hazmat.primitives.hashes as h; "
+        'print(os.environ.get("THEIRS_RAN"), h.__name__)\'], check=True)\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "cryptoffload", "run", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(theirs)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "yes cryptoffload.hashes"
