@@ -19,6 +19,20 @@ from cryptoffload.provider import Provider, current, default_provider, set_defau
 
 __version__ = "0.1.0"
 
+
+def install(engines=None, *, only=None, policy=None):  # type: ignore[no-untyped-def]
+    """Offload this process's `cryptography` imports (``cryptoffload.tools.install.install``)."""
+    from cryptoffload.tools.install import install as _install
+
+    return _install(engines, only=only, policy=policy)
+
+
+def uninstall() -> None:
+    """Undo :func:`install` for imports made from now on."""
+    from cryptoffload.tools.install import uninstall as _uninstall
+
+    _uninstall()
+
 __all__ = [
     "CryptoffloadError",
     "EngineError",
@@ -32,6 +46,8 @@ __all__ = [
     "__version__",
     "current",
     "default_provider",
+    "install",
     "set_default_provider",
+    "uninstall",
     "using",
 ]

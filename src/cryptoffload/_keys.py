@@ -13,7 +13,28 @@ from cryptoffload.names import HASH_CLASSES, HASH_NAMES, hash_name
 from cryptoffload.provider import Lane, Provider, resolve
 
 
-class RoutedKey:
+class KeyType(type):
+    """The type of this package's key classes: ``isinstance(key, cryptoffload.rsa.RSAPublicKey)``
+    also holds for `cryptography`'s own key of that type (a class's ``_NATIVE``), which every API
+    here takes as it takes ours (wrapped by ``_adopt``: its operations go through the provider).
+    """
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        if type.__instancecheck__(cls, obj):
+            return True
+        native = cls.__dict__.get("_NATIVE")
+        return native is not None and isinstance(obj, native)
+
+    # No __subclasscheck__: `cryptography`'s interfaces list ours among their subclasses, and
+    # asking them back from here would loop.
+
+
+def is_ours(key: Any) -> bool:
+    """Whether ``key`` is one of this package's keys (not `cryptography`'s own)."""
+    return type.__instancecheck__(RoutedKey, key)
+
+
+class RoutedKey(metaclass=KeyType):
     """A `cryptography` key, offered to the provider in force (or the one given) per operation."""
 
     __slots__ = ("_key", "_provider")
@@ -21,14 +42,33 @@ class RoutedKey:
     #: The `cryptography` key class wrapped, and how errors name it ("an RSA public key").
     _WRAPS: ClassVar[type] = object
     _EXPECTED: ClassVar[str] = ""
+    #: Set on each concrete key class: `cryptography`'s interface of that key type, whose
+    #: objects (its own keys) count as instances of the class and are taken wherever ours are.
+    _NATIVE: ClassVar[type | None] = None
 
     def __init__(self, key: Any, *, provider: Provider | None = None) -> None:
-        if isinstance(key, RoutedKey):  # ours is also an instance of cryptography's interface
+        if is_ours(key):  # ours is also an instance of cryptography's interface
             key = key._key
         if not isinstance(key, self._WRAPS):
             raise TypeError(f"expected {self._EXPECTED}, got {type(key).__name__}")
         self._key = key
         self._provider = provider
+
+    @classmethod
+    def _from_native(cls, key: Any) -> Any:
+        """What this class wraps, made from `cryptography`'s own key (the key itself, but for
+        DH, whose keys here are ``blocks.ffdh`` records)."""
+        return key
+
+    @classmethod
+    def _adopt(cls, key: Any, provider: Provider | None = None) -> Any:
+        """``key`` as this class: ours as it is, `cryptography`'s own wrapped (same provider)."""
+        if type.__instancecheck__(cls, key):
+            return key
+        native = cls.__dict__.get("_NATIVE")
+        if native is not None and isinstance(key, native) and not is_ours(key):
+            return cls(cls._from_native(key), provider=provider)
+        raise TypeError(f"expected {cls._EXPECTED}, got {type(key).__name__}")
 
     def _lane(self, alg: str) -> Lane:
         """The lane of ``alg`` in the provider in force."""
@@ -43,7 +83,13 @@ class RoutedKey:
         return getattr(self, "_domain", None) or f"{self._key.key_size} bits"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._key == other._key  # type: ignore[attr-defined]
+        # Equal to ours of the same type and value, and to `cryptography`'s own such key.
+        if type(other) is type(self):
+            return self._key == other._key  # type: ignore[attr-defined]
+        native = type(self).__dict__.get("_NATIVE")
+        if native is not None and isinstance(other, native) and not is_ours(other):
+            return self._key == type(self)._from_native(other)
+        return NotImplemented
 
     def __hash__(self) -> int:
         return hash(self._key)
@@ -96,12 +142,13 @@ class PrivateKey(RoutedKey):
         return self._PUBLIC(self._key.public_key(), provider=self._provider)
 
     def _peer(self, peer: Any) -> Any:
-        """``peer`` as this package's public key, checked to share our curve or group."""
+        """``peer`` as this package's public key (ours or `cryptography`'s own), checked to share
+        our curve or group."""
         public = self._PUBLIC
-        if not isinstance(peer, public) and isinstance(peer, public._WRAPS):
-            peer = public(peer)
-        if not isinstance(peer, public):
-            raise TypeError(f"peer_public_key must be {public._EXPECTED}, got {peer!r}")
+        try:
+            peer = public._adopt(peer, self._provider)
+        except TypeError:
+            raise TypeError(f"peer_public_key must be {public._EXPECTED}, got {peer!r}") from None
         mine, theirs, where = self._domain, peer._domain, self._WHERE  # type: ignore[attr-defined]
         if theirs != mine:
             raise ValueError(f"peer public key is {where} {theirs}, this key {where} {mine}")

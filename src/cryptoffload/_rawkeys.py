@@ -102,10 +102,10 @@ class XPrivateKey(RawPrivateKey):
     def exchange(self, peer_public_key: Any) -> bytes:
         """The shared secret; ValueError when it is all zeros (a low-order peer point)."""
         public = self._PUBLIC
-        if not isinstance(peer_public_key, public) and isinstance(peer_public_key, public._WRAPS):
-            peer_public_key = public(peer_public_key)
-        if not isinstance(peer_public_key, public):
-            raise TypeError(f"peer_public_key must be {public._EXPECTED}")
+        try:
+            peer_public_key = public._adopt(peer_public_key, self._provider)
+        except TypeError:
+            raise TypeError(f"peer_public_key must be {public._EXPECTED}") from None
         lane = self._lane(self._domain)
         peer = peer_public_key._key
         if lane.software_only:

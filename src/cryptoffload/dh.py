@@ -233,6 +233,11 @@ class DHParameters:
 DHParametersWithSerialization = DHParameters
 
 
+def _params_of(numbers: Any) -> ffdh.Params:
+    """The group of DH parameter numbers (ours or `cryptography`'s)."""
+    return ffdh.Params(numbers.p, numbers.g, numbers.q)
+
+
 def group(name: str) -> Group:
     """The named group's parameters (p, g, q); ValueError for other names."""
     try:
@@ -262,6 +267,12 @@ class DHPublicKey(PublicKey):
         super().__init__(key, provider=provider)
         self._domain = _domain(self._key.params)
         self._validated = False
+
+    @classmethod
+    def _from_native(cls, key: Any) -> ffdh.PublicKey:
+        with quiet_ffdh_warning():
+            numbers = key.public_numbers()
+        return ffdh.PublicKey(_params_of(numbers.parameter_numbers), numbers.y)
 
     @classmethod
     def from_public_value(
@@ -322,6 +333,13 @@ class DHPrivateKey(PrivateKey):
         super().__init__(key, provider=provider)
         self._domain = _domain(self._key.params)
 
+    @classmethod
+    def _from_native(cls, key: Any) -> ffdh.PrivateKey:
+        with quiet_ffdh_warning():
+            numbers = key.private_numbers()
+        public = numbers.public_numbers
+        return ffdh.PrivateKey(_params_of(public.parameter_numbers), numbers.x, public.y)
+
     @property
     def group(self) -> str:
         """The algorithm name of the group: ``ffdhe2048``..., or ``dh-<bits>`` for others."""
@@ -378,8 +396,12 @@ class DHPrivateKey(PrivateKey):
     def _peer(self, peer: Any) -> DHPublicKey:
         if isinstance(peer, ffdh.PublicKey):
             peer = DHPublicKey(peer)
-        if not isinstance(peer, DHPublicKey):
-            raise TypeError(f"peer_public_key must be a DH public key, got {type(peer).__name__}")
+        try:
+            peer = DHPublicKey._adopt(peer, self._provider)
+        except TypeError:
+            raise TypeError(
+                f"peer_public_key must be a DH public key, got {type(peer).__name__}"
+            ) from None
         if peer._key.params.p != self._key.params.p or peer._key.params.g != self._key.params.g:
             raise ValueError("peer public key is in another DH group")
         return peer
@@ -409,3 +431,6 @@ with quiet_ffdh_warning():
     _c_dh.DHPrivateKey.register(DHPrivateKey)
     _c_dh.DHPublicKey.register(DHPublicKey)
     _c_dh.DHParameters.register(DHParameters)
+    # And `cryptography`'s own DH keys count as ours (read into ffdh records when taken).
+    DHPublicKey._NATIVE = _c_dh.DHPublicKey
+    DHPrivateKey._NATIVE = _c_dh.DHPrivateKey

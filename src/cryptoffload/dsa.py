@@ -141,6 +141,7 @@ class DSAPublicKey(PublicKey):
 
     __slots__ = ()
     _WRAPS = _dsa.DSAPublicKey
+    _NATIVE = _dsa.DSAPublicKey
     _EXPECTED = "a DSA public key"
     _NUMBERS = DSAPublicNumbers
 
@@ -176,6 +177,7 @@ class DSAPrivateKey(PrivateKey):
 
     __slots__ = ()
     _WRAPS = _dsa.DSAPrivateKey
+    _NATIVE = _dsa.DSAPrivateKey
     _EXPECTED = "a DSA private key"
     _PUBLIC = DSAPublicKey
     _NUMBERS = DSAPrivateNumbers

@@ -154,6 +154,7 @@ class EllipticCurvePublicKey(PublicKey):
 
     __slots__ = ("_domain", "_validated")
     _WRAPS = _ec.EllipticCurvePublicKey
+    _NATIVE = _ec.EllipticCurvePublicKey
     _EXPECTED = "an EC public key"
     _NUMBERS = EllipticCurvePublicNumbers
 
@@ -211,6 +212,7 @@ class EllipticCurvePrivateKey(PrivateKey):
 
     __slots__ = ("_domain",)
     _WRAPS = _ec.EllipticCurvePrivateKey
+    _NATIVE = _ec.EllipticCurvePrivateKey
     _EXPECTED = "an EC private key"
     _PUBLIC = EllipticCurvePublicKey
     _NUMBERS = EllipticCurvePrivateNumbers

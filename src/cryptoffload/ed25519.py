@@ -14,6 +14,7 @@ class Ed25519PublicKey(EdPublicKey):
 
     __slots__ = ()
     _WRAPS = _ed25519.Ed25519PublicKey
+    _NATIVE = _ed25519.Ed25519PublicKey
     _EXPECTED = "an Ed25519 public key"
     _domain = "ed25519"
 
@@ -23,6 +24,7 @@ class Ed25519PrivateKey(EdPrivateKey):
 
     __slots__ = ()
     _WRAPS = _ed25519.Ed25519PrivateKey
+    _NATIVE = _ed25519.Ed25519PrivateKey
     _EXPECTED = "an Ed25519 private key"
     _PUBLIC = Ed25519PublicKey
     _domain = "ed25519"

@@ -14,6 +14,7 @@ class Ed448PublicKey(EdPublicKey):
 
     __slots__ = ()
     _WRAPS = _ed448.Ed448PublicKey
+    _NATIVE = _ed448.Ed448PublicKey
     _EXPECTED = "an Ed448 public key"
     _domain = "ed448"
 
@@ -23,6 +24,7 @@ class Ed448PrivateKey(EdPrivateKey):
 
     __slots__ = ()
     _WRAPS = _ed448.Ed448PrivateKey
+    _NATIVE = _ed448.Ed448PrivateKey
     _EXPECTED = "an Ed448 private key"
     _PUBLIC = Ed448PublicKey
     _domain = "ed448"

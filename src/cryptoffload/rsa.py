@@ -138,6 +138,7 @@ class RSAPublicKey(PublicKey):
 
     __slots__ = ()
     _WRAPS = _rsa.RSAPublicKey
+    _NATIVE = _rsa.RSAPublicKey
     _EXPECTED = "an RSA public key"
     _NUMBERS = RSAPublicNumbers
 
@@ -222,6 +223,7 @@ class RSAPrivateKey(PrivateKey):
 
     __slots__ = ()
     _WRAPS = _rsa.RSAPrivateKey
+    _NATIVE = _rsa.RSAPrivateKey
     _EXPECTED = "an RSA private key"
     _PUBLIC = RSAPublicKey
     _NUMBERS = RSAPrivateNumbers

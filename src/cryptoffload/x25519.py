@@ -14,6 +14,7 @@ class X25519PublicKey(XPublicKey):
 
     __slots__ = ()
     _WRAPS = _x25519.X25519PublicKey
+    _NATIVE = _x25519.X25519PublicKey
     _EXPECTED = "an X25519 public key"
     _domain = "x25519"
 
@@ -23,6 +24,7 @@ class X25519PrivateKey(XPrivateKey):
 
     __slots__ = ()
     _WRAPS = _x25519.X25519PrivateKey
+    _NATIVE = _x25519.X25519PrivateKey
     _EXPECTED = "an X25519 private key"
     _PUBLIC = X25519PublicKey
     _domain = "x25519"

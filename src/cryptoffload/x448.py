@@ -14,6 +14,7 @@ class X448PublicKey(XPublicKey):
 
     __slots__ = ()
     _WRAPS = _x448.X448PublicKey
+    _NATIVE = _x448.X448PublicKey
     _EXPECTED = "an X448 public key"
     _domain = "x448"
 
@@ -23,6 +24,7 @@ class X448PrivateKey(XPrivateKey):
 
     __slots__ = ()
     _WRAPS = _x448.X448PrivateKey
+    _NATIVE = _x448.X448PrivateKey
     _EXPECTED = "an X448 private key"
     _PUBLIC = X448PublicKey
     _domain = "x448"

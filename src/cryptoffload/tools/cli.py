@@ -20,6 +20,8 @@ from cryptoffload.provider import Provider, default_provider
 from cryptoffload.tools.bench.cli import add_parsers as add_bench_parsers
 from cryptoffload.tools.bench.cli import comma_list
 from cryptoffload.tools.calibrate_cli import add_parser as add_calibrate_parser
+from cryptoffload.tools.run import add_parser as add_run_parser
+from cryptoffload.tools.run import split as split_run_argv
 from cryptoffload.tools.verify_cli import add_parser as add_verify_parser
 
 
@@ -46,7 +48,7 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _engine_rows(provider: Provider) -> list[dict[str, Any]]:
+def engine_rows(provider: Provider) -> list[dict[str, Any]]:
     """Each engine's capabilities; with ``figures`` for an engine that keeps its own (the CAAM
     driver's jobs, descriptor words, bytes each way...), beside the provider's counters."""
     engines = {engine.name: engine for engine in provider.engines}
@@ -77,7 +79,7 @@ _SHOWN_APART = ("algorithms", "skipped", "alternatives")
 
 def cmd_engines(args: argparse.Namespace, console: Console) -> int:
     provider = _provider(args.specs)
-    rows = _engine_rows(provider)
+    rows = engine_rows(provider)
     if args.json:
         print(json.dumps({"engines": rows, "policy": provider.policy.to_dict()}, indent=2))
         return 0
@@ -205,12 +207,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_engine_options(add_verify_parser(sub))
     _add_engine_options(add_calibrate_parser(sub))
     add_caam_parser(sub)
+    add_run_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cryptoffload` command; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    program_args: list[str] = []
+    if argv[:1] == ["run"]:  # the program's own arguments are not ours to parse
+        own, program_args = split_run_argv(argv[1:])
+        argv = ["run", *own]
     args = build_parser().parse_args(argv)
+    if program_args:
+        args.program_args = program_args
     console = Console()
     if not console.is_terminal:
         console = Console(width=200)  # redirected output: keep rows on one line

@@ -1,0 +1,173 @@
+"""`cryptoffload.install()`: offload an application that was not changed, in this process and in
+the Python processes it starts, with its counters written to a file at exit."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import json
+import os
+import pathlib
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from cryptoffload.lane import current, set_default_provider
+from cryptoffload.policy import Policy
+from cryptoffload.provider import Provider
+from cryptoffload.tools.redirect import HOOK
+
+#: The variable a child process reads at start-up (JSON: engines, policy, only, counters, run).
+ENV = "CRYPTOFFLOAD_RUN"
+#: The folder whose ``sitecustomize`` reads it; put first on a child's PYTHONPATH.
+STARTUP = pathlib.Path(__file__).resolve().parent / "_startup"
+
+
+def install(
+    engines: Sequence[Any] | None = None,
+    *,
+    only: Iterable[str] | None = None,
+    policy: Policy | str | os.PathLike[str] | None = None,
+) -> Provider:
+    """Make this process's imports of `cryptography.hazmat.primitives.*` and
+    `cryptography.fernet` resolve to cryptoffload's modules (for the importers named in
+    ``only``, top-level package names, or every one but `cryptography`'s own), and return the
+    provider their operations go to.
+
+    ``engines`` (specs or engine objects) and ``policy`` (a Policy or a TOML path) replace the
+    default provider; without them it is the default one (the engines found, and the policy
+    named by ``CRYPTOFFLOAD_POLICY``). Call it first thing: modules imported before keep what
+    they imported. Calling it again changes ``only`` and, if given, the provider.
+    """
+    if only is not None:
+        only = [only] if isinstance(only, str) else list(only)
+        for name in only:
+            if not isinstance(name, str) or not name or "." in name:
+                raise ValueError(
+                    f"only takes top-level package names such as 'paramiko', got {name!r}"
+                )
+    if policy is not None and not isinstance(policy, Policy):
+        policy = Policy.load(policy)
+    if engines is not None or policy is not None:
+        set_default_provider(Provider(list(engines or ()), policy=policy))
+    HOOK.install(only)
+    return current()
+
+
+def uninstall() -> None:
+    """Give imports back to Python (modules imported meanwhile keep cryptoffload's)."""
+    HOOK.uninstall()
+
+
+def installed() -> bool:
+    """Whether the import hook is in place."""
+    return HOOK.installed
+
+
+def child_environment(
+    env: Mapping[str, str],
+    *,
+    engines: Sequence[str] | None,
+    policy: str | None,
+    only: Sequence[str] | None,
+    counters: str | None,
+    run: str | None = None,
+) -> dict[str, str]:
+    """``env`` plus what makes Python processes started from it install the hook at start-up
+    (``sys.executable`` children and theirs): ``CRYPTOFFLOAD_RUN`` and the start-up folder first
+    on ``PYTHONPATH``."""
+    settings = {
+        "engines": list(engines) if engines else None,
+        "policy": policy,
+        "only": list(only) if only else None,
+        "counters": counters,
+        "run": run or uuid.uuid4().hex,
+    }
+    out = dict(env)
+    out[ENV] = json.dumps(settings)
+    paths = [str(STARTUP), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    out["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return out
+
+
+def from_environment(env: Mapping[str, str] | None = None) -> bool:
+    """Install as ``CRYPTOFFLOAD_RUN`` says (a process started under ``cryptoffload run``);
+    False when it is not set."""
+    raw = (os.environ if env is None else env).get(ENV)
+    if not raw:
+        return False
+    settings = json.loads(raw)
+    install(settings.get("engines"), only=settings.get("only"), policy=settings.get("policy"))
+    if settings.get("counters"):
+        atexit.register(write_counters, settings["counters"], settings["run"])
+    return True
+
+
+def write_counters(
+    path: str | os.PathLike[str],
+    run: str,
+    *,
+    command: Sequence[str] | None = None,
+    exit_status: int | None = None,
+) -> None:
+    """Add this process's counters to the JSON file at ``path`` (under a lock: the processes of
+    one run add up; a file left by another run is replaced). The shape is ``engines --json``'s,
+    each engine row with its ``counters`` (algorithm -> ops, bytes, declined, faults)."""
+    from cryptoffload.tools.cli import engine_rows
+
+    provider = current()
+    snapshot = provider.counters.snapshot()
+    mine = {
+        "run": run,
+        "processes": 1,
+        "engines": [
+            {**row, "counters": snapshot.get(row["name"], {})} for row in engine_rows(provider)
+        ],
+        "policy": provider.policy.to_dict(),
+    }
+    names = {row["name"] for row in mine["engines"]}
+    mine["engines"] += [
+        {"name": name, "counters": cells} for name, cells in snapshot.items() if name not in names
+    ]
+    with open(path, "a+", encoding="utf-8") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        text = f.read()
+        previous = None
+        if text.strip():
+            with contextlib.suppress(ValueError):
+                previous = json.loads(text)
+        merged = _merge(previous, mine) if previous and previous.get("run") == run else mine
+        if command is not None:
+            merged["command"] = list(command)
+        if exit_status is not None:
+            merged["exit_status"] = exit_status
+        f.seek(0)
+        f.truncate()
+        json.dump(merged, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def _merge(into: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    """``into`` with ``more``'s processes and counters added, engine by engine."""
+    into["processes"] = into.get("processes", 0) + more["processes"]
+    rows = {row["name"]: row for row in into.get("engines", [])}
+    for row in more["engines"]:
+        if row["name"] not in rows:
+            into.setdefault("engines", []).append(row)
+            continue
+        counters = rows[row["name"]].setdefault("counters", {})
+        for alg, cell in row["counters"].items():
+            counters[alg] = _add(counters.get(alg), cell)
+    return into
+
+
+def _add(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, dict):
+        return {key: _add(a.get(key), b.get(key)) for key in a.keys() | b.keys()}
+    return a + b

@@ -1,0 +1,153 @@
+"""`cryptoffload run`: run a program that was not changed, its `cryptography` imports resolved to
+cryptoffload's modules (and those of the Python processes it starts), as `coverage run` does.
+
+    python -m cryptoffload run [--engines LIST] [--policy FILE] [--counters FILE]
+                               [--only PKG,...] (-m MODULE | SCRIPT) [ARGS...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import traceback
+import uuid
+from collections.abc import Sequence
+
+from cryptoffload.tools.install import child_environment, install, write_counters
+
+#: Options of ``run`` that take a value (everything after the target is the program's).
+_VALUED = ("--engines", "--engine", "--policy", "--counters", "--only")
+
+USAGE = (
+    "cryptoffload run [--engines LIST] [--policy FILE] [--counters FILE] [--only PKG,...] "
+    "(-m MODULE | SCRIPT) [ARGS...]"
+)
+DESCRIPTION = (
+    "Run a Python program unchanged with its imports of cryptography.hazmat.primitives.* and "
+    "cryptography.fernet resolved to cryptoffload's modules, so its crypto goes through the "
+    "engines and is counted. Python processes it starts with sys.executable inherit this."
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """The ``run`` subcommand (its target and arguments are split off before argparse sees them:
+    see :func:`split`)."""
+    p = sub.add_parser(
+        "run",
+        help="run a program unchanged, its crypto offloaded and counted",
+        usage=USAGE,
+        description=DESCRIPTION,
+    )
+    p.add_argument(
+        "--engines",
+        "--engine",
+        dest="specs",
+        action="append",
+        metavar="LIST",
+        help="comma-separated engine specs instead of the engines found "
+        "(e.g. caam:model,software; passthrough sends every op down the engine path)",
+    )
+    p.add_argument("--policy", metavar="FILE", help="policy TOML (default: $CRYPTOFFLOAD_POLICY)")
+    p.add_argument(
+        "--counters",
+        metavar="FILE",
+        help="write the counters (JSON, engines --json's shape with each engine's "
+        "counters) when the program exits, its child processes' added in",
+    )
+    p.add_argument(
+        "--only",
+        metavar="PKG,...",
+        help="redirect only the imports made by these top-level packages "
+        "(the program run is __main__, or its module name with -m)",
+    )
+    p.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m")
+    p.add_argument("script", nargs="?", help="the script to run")
+    p.set_defaults(func=cmd_run, program_args=[])
+    return p
+
+
+def split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(``run``'s own arguments, up to and including the target; the program's arguments)."""
+    argv = list(argv)
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "-m":
+            return argv[: i + 2], argv[i + 2 :]
+        if token == "--":
+            return argv[:i] + argv[i + 1 : i + 2], argv[i + 2 :]
+        if token in _VALUED:
+            i += 2
+            continue
+        if token.startswith("-"):
+            i += 1
+            continue
+        return argv[: i + 1], argv[i + 1 :]
+    return argv, []
+
+
+def cmd_run(args: argparse.Namespace, console: object = None) -> int:
+    """Install the hook here and for children, run the target, write the counters; the
+    program's exit status."""
+    if bool(args.module) == bool(args.script):
+        print(
+            f"usage: {USAGE}\ncryptoffload run: give a SCRIPT or -m MODULE (one of them)",
+            file=sys.stderr,
+        )
+        return 2
+    specs = [s.strip() for group in args.specs or () for s in group.split(",") if s.strip()]
+    only = [s.strip() for s in (args.only or "").split(",") if s.strip()] or None
+    policy = os.path.abspath(args.policy) if args.policy else None
+    counters = os.path.abspath(args.counters) if args.counters else None
+    if args.script and not os.path.exists(args.script):
+        print(f"cryptoffload run: no such script: {args.script}", file=sys.stderr)
+        return 2
+    install(specs or None, only=only, policy=policy)
+    run_id = uuid.uuid4().hex
+    env = child_environment(
+        os.environ, engines=specs, policy=policy, only=only, counters=counters, run=run_id
+    )
+    os.environ.update({k: env[k] for k in ("CRYPTOFFLOAD_RUN", "PYTHONPATH")})
+    target = ["-m", args.module] if args.module else [args.script]
+    status = _run_target(args.module, args.script, args.program_args)
+    if counters:
+        write_counters(counters, run_id, command=[*target, *args.program_args], exit_status=status)
+    return status
+
+
+def _run_target(module: str | None, script: str | None, program_args: list[str]) -> int:
+    """Run the program as python would as ``__main__``; its exit status."""
+    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    try:
+        if module:
+            sys.argv = [module, *program_args]
+            sys.path[0] = os.getcwd()
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            assert script is not None
+            sys.argv = [script, *program_args]
+            sys.path[0] = os.path.dirname(os.path.abspath(script))
+            runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        return _exit_status(exc.code)
+    except KeyboardInterrupt:
+        return 130
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.argv = saved_argv
+        if saved_path0 is not None:
+            sys.path[0] = saved_path0
+    return 0
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1

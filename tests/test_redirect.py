@@ -1,0 +1,123 @@
+"""The import hook: a redirected importer's `cryptography.hazmat.primitives` imports land on
+cryptoffload's modules in every import form; `cryptography` itself and others keep theirs."""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import sys
+
+import pytest
+
+import cryptoffload
+from cryptoffload.tools.redirect import HOOK, mirror_of
+
+
+@pytest.fixture
+def hook():
+    saved = builtins.__import__, importlib.import_module
+    HOOK.install()
+    try:
+        yield HOOK
+    finally:
+        HOOK.uninstall()
+    assert (builtins.__import__, importlib.import_module) == saved
+
+
+def run_as(module_name: str, source: str) -> dict:
+    """Execute ``source`` as if it were the module ``module_name``; its namespace."""
+    namespace = {"__name__": module_name, "__builtins__": builtins}
+    exec(compile(source, f"<{module_name}>", "exec"), namespace)
+    return namespace
+
+
+IMPORT_FORMS = {
+    "from-module": ("from cryptography.hazmat.primitives import hashes", "hashes"),
+    "from-name": ("from cryptography.hazmat.primitives.hashes import Hash as x", "x"),
+    "import-as": ("import cryptography.hazmat.primitives.asymmetric.rsa as x", "x"),
+    "dotted": (
+        "import cryptography.hazmat.primitives.hmac\nx = cryptography.hazmat.primitives.hmac",
+        "x",
+    ),
+    "package-then-attribute": (
+        "from cryptography.hazmat.primitives import asymmetric\nx = asymmetric.ec",
+        "x",
+    ),
+    "from-subpackage": ("from cryptography.hazmat.primitives.ciphers import aead as x", "x"),
+    "import_module": (
+        "import importlib\nx = importlib.import_module('cryptography.hazmat.primitives.cmac')",
+        "x",
+    ),
+}
+EXPECTED = {
+    "from-module": "cryptoffload.hashes",
+    "from-name": "cryptoffload.hashes",
+    "import-as": "cryptoffload.asymmetric.rsa",
+    "dotted": "cryptoffload.hmac",
+    "package-then-attribute": "cryptoffload.asymmetric.ec",
+    "from-subpackage": "cryptoffload.ciphers.aead",
+    "import_module": "cryptoffload.cmac",
+}
+
+
+@pytest.mark.parametrize("form", sorted(IMPORT_FORMS))
+def test_every_import_form_of_an_application_lands_on_the_mirror(hook, form):
+    source, name = IMPORT_FORMS[form]
+    value = run_as("someapp.module", source)[name]
+    module = value if isinstance(value, type(sys)) else sys.modules[value.__module__]
+    assert module.__name__ == EXPECTED[form]
+
+
+def test_names_cryptoffload_does_not_mirror_stay_real(hook):
+    ns = run_as(
+        "someapp",
+        "import cryptography.x509\nfrom cryptography import exceptions\n"
+        "import cryptography\nv = cryptography.__version__\nx = cryptography.x509",
+    )
+    assert ns["x"] is sys.modules["cryptography.x509"]
+    assert ns["exceptions"] is sys.modules["cryptography.exceptions"]
+    assert ns["v"] == sys.modules["cryptography"].__version__
+    private = run_as("someapp", "from cryptography.hazmat.primitives import _serialization as p")
+    assert private["p"] is sys.modules["cryptography.hazmat.primitives._serialization"]
+
+
+def test_cryptography_and_cryptoffload_keep_the_real_modules(hook):
+    for importer in ("cryptography.x509.base", "cryptoffload.rsa"):
+        ns = run_as(importer, "from cryptography.hazmat.primitives import hashes")
+        assert ns["hashes"] is sys.modules["cryptography.hazmat.primitives.hashes"]
+
+
+def test_only_limits_the_redirect_to_the_named_packages(hook):
+    HOOK.install(only=["chosen"])
+    try:
+        chosen = run_as("chosen.sub", "from cryptography.hazmat.primitives import hashes")
+        other = run_as("other", "from cryptography.hazmat.primitives import hashes")
+    finally:
+        HOOK.install()
+    assert chosen["hashes"].__name__ == "cryptoffload.hashes"
+    assert other["hashes"].__name__ == "cryptography.hazmat.primitives.hashes"
+
+
+def test_install_twice_is_one_hook_and_uninstall_restores(hook):
+    first = builtins.__import__
+    HOOK.install()
+    assert builtins.__import__ == first
+    HOOK.uninstall()
+    assert not HOOK.installed
+    ns = run_as("someapp", "from cryptography.hazmat.primitives import hashes")
+    assert ns["hashes"].__name__ == "cryptography.hazmat.primitives.hashes"
+
+
+def test_the_mirror_table_follows_cryptoffloads_modules():
+    assert mirror_of("cryptography.hazmat.primitives.kdf.hkdf") == "cryptoffload.kdf.hkdf"
+    assert mirror_of("cryptography.hazmat.primitives._asymmetric") is None
+    assert mirror_of("cryptography.x509") is None
+    assert mirror_of("cryptography.hazmat.primitives.no_such_module") is None
+
+
+def test_redirected_crypto_is_counted_by_the_provider(hook):
+    provider = cryptoffload.Provider(["passthrough"])
+    ns = run_as("someapp", "from cryptography.hazmat.primitives.ciphers.aead import AESGCM")
+    with cryptoffload.using(provider):
+        ns["AESGCM"](bytes(16)).encrypt(bytes(12), b"data", None)
+    assert provider.counters.snapshot()["passthrough"]["aes-128-gcm"]["ops"] == 1

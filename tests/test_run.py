@@ -1,0 +1,112 @@
+"""`cryptoffload run`: an unchanged program and the Python processes it starts are offloaded and
+counted; its arguments and exit status pass through; bad use is a clear error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from cryptoffload.tools.run import split
+
+PROGRAM = textwrap.dedent(
+    """
+    import subprocess, sys
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    print(hashes.__name__, sys.argv[1:])
+    AESGCM(bytes(16)).encrypt(bytes(12), b"x" * 100, None)
+    if sys.argv[1:] == ["parent"]:
+        subprocess.run([sys.executable, __file__, "child"], check=True)
+        sys.exit(7)
+    """
+)
+
+
+def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "cryptoffload", "run", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+
+
+def test_a_program_and_its_child_are_offloaded_and_counted_in_one_file(tmp_path):
+    script = tmp_path / "app.py"
+    script.write_text(PROGRAM)
+    counters = tmp_path / "counters.json"
+    done = run("--engines", "passthrough", "--counters", str(counters), str(script), "parent")
+    assert done.returncode == 7, done.stderr
+    assert done.stdout.splitlines() == [
+        "cryptoffload.hashes ['parent']",
+        "cryptoffload.hashes ['child']",
+    ]
+    report = json.loads(counters.read_text())
+    assert report["processes"] == 2
+    assert report["exit_status"] == 7
+    assert report["command"] == [str(script), "parent"]
+    rows = {row["name"]: row for row in report["engines"]}
+    assert rows["passthrough"]["counters"]["aes-128-gcm"]["ops"] == 2
+    assert rows["passthrough"]["counters"]["aes-128-gcm"]["bytes"] == 200
+    assert rows["passthrough"]["available"] is True
+
+
+def test_run_m_runs_a_module_with_its_arguments(tmp_path):
+    (tmp_path / "appmod.py").write_text(PROGRAM)
+    done = run("--engines", "software", "-m", "appmod", "-x", "--flag", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "cryptoffload.hashes ['-x', '--flag']"
+
+
+def test_only_leaves_other_importers_on_cryptography(tmp_path):
+    (tmp_path / "appmod.py").write_text(PROGRAM)
+    done = run("--only", "elsewhere", "-m", "appmod", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("cryptography.hazmat.primitives.hashes")
+
+
+def test_counters_are_written_when_the_program_fails(tmp_path):
+    script = tmp_path / "boom.py"
+    script.write_text(
+        "from cryptography.hazmat.primitives import hashes\n"
+        "hashes.Hash(hashes.SHA256()).finalize()\nraise RuntimeError('boom')\n"
+    )
+    counters = tmp_path / "c.json"
+    done = run("--engines", "passthrough", "--counters", str(counters), str(script))
+    assert done.returncode == 1
+    assert "RuntimeError: boom" in done.stderr
+    rows = {row["name"]: row for row in json.loads(counters.read_text())["engines"]}
+    assert rows["passthrough"]["counters"]["sha256"]["ops"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "give a SCRIPT or -m MODULE"),
+        (("no_such_script.py",), "no such script: no_such_script.py"),
+        (("--engines", "nosuch", "x.py"), "unknown engine"),
+    ],
+)
+def test_bad_use_says_what_is_wrong(tmp_path, args, message):
+    (tmp_path / "x.py").write_text("")
+    done = run(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr
+
+
+def test_the_programs_options_are_not_runs():
+    assert split(["--engines", "a,b", "-m", "pytest", "-q", "--only", "x"]) == (
+        ["--engines", "a,b", "-m", "pytest"],
+        ["-q", "--only", "x"],
+    )
+    assert split(["--counters", "f", "app.py", "--engines", "z"]) == (
+        ["--counters", "f", "app.py"],
+        ["--engines", "z"],
+    )
+    assert split(["--", "-odd.py", "a"]) == (["-odd.py"], ["a"])
