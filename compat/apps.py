@@ -333,10 +333,17 @@ def read_results(path: pathlib.Path) -> tuple[dict[str, dict[str, str]], dict[st
 
 
 def read_counters(path: pathlib.Path | None) -> dict[str, Any] | None:
-    """The engines' counters a run wrote (``{engine: {algorithm: cell}}``), or None."""
+    """The engines' counters a run wrote, as ``{engine: {algorithm: cell}}``, or None.
+
+    ``--counters`` writes ``engines --json``'s rows, each with its ``counters``; a mapping of
+    engine name to counters (``counters.snapshot()``'s shape) is taken as it is.
+    """
     if path is None or not path.exists():
         return None
-    return json.loads(path.read_text()).get("engines", {})
+    engines = json.loads(path.read_text()).get("engines", {})
+    if isinstance(engines, list):
+        return {row["name"]: row.get("counters", {}) for row in engines}
+    return engines
 
 
 # -- comparing and printing -----------------------------------------------------------------------
@@ -359,8 +366,7 @@ def differences(base: dict, other: dict) -> list[tuple[str, str, str, str]]:
         a = base.get(nodeid, {}).get("outcome", "absent")
         b = other.get(nodeid, {}).get("outcome", "absent")
         if a != b:
-            message = other.get(nodeid, {}).get("message") or base.get(nodeid, {}).get("message")
-            found.append((nodeid, a, b, message or ""))
+            found.append((nodeid, a, b, other.get(nodeid, {}).get("message", "")))
     return found
 
 
@@ -470,7 +476,7 @@ def report(results: dict[str, dict[str, Run]], verbose: bool) -> str:
                 continue
             out.append(f"  {config}: {len(found)} tests differ from cryptography")
             for nodeid, a, b, message in found if verbose else found[:25]:
-                out.append(f"    {nodeid}: {a} -> {b}  {message[:160]}")
+                out.append(f"    {nodeid}: {a} -> {b}  {message[:160]}".rstrip())
             if not verbose and len(found) > 25:
                 out.append(f"    ... {len(found) - 25} more (-v lists them all)")
         if suite.deselect:
