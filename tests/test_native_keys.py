@@ -146,3 +146,45 @@ def test_our_rsa_numbers_take_our_public_numbers_or_cryptographys():
         )
         assert numbers == native
         assert isinstance(numbers.private_key(), rsa.RSAPrivateKey)
+
+
+def _self_signed(key):
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.x509.oid import NameOID
+
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "cryptoffload test")])
+    now = datetime.datetime.now(datetime.UTC)
+    return (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+
+
+def test_pkcs12_takes_our_key_in_cryptographys_function_and_ours_gives_ours_back():
+    from cryptography.hazmat.primitives.serialization import NoEncryption
+    from cryptography.hazmat.primitives.serialization import pkcs12 as c_pkcs12
+
+    from cryptoffload.serialization import pkcs12
+
+    provider = Provider(["passthrough"])
+    with using(provider):
+        key = rsa.generate_private_key(65537, 2048)
+        cert = _self_signed(key)  # the certificate's signature is made through the provider
+    assert provider.counters.snapshot()["passthrough"]["rsa-2048-private"]["ops"] == 1
+    theirs = c_pkcs12.serialize_key_and_certificates(b"n", key, cert, None, NoEncryption())
+    ours = pkcs12.serialize_key_and_certificates(b"n", key, cert, None, NoEncryption())
+    for blob in (theirs, ours):
+        loaded, loaded_cert, _ = pkcs12.load_key_and_certificates(blob, None)
+        assert type(loaded) is rsa.RSAPrivateKey
+        assert loaded.public_key() == key.public_key()
+        assert loaded_cert == cert
+    assert type(pkcs12.load_pkcs12(ours, None).key) is rsa.RSAPrivateKey
