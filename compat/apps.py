@@ -113,6 +113,8 @@ CONFIGS: dict[str, tuple[str, ...] | None] = {
 }
 
 E2E = ("e2e_paramiko", "e2e_aioquic")
+#: Seconds between two progress lines of a run still going.
+PROGRESS = 30.0
 
 
 # -- the venv -------------------------------------------------------------------------------------
@@ -271,21 +273,35 @@ class Run:
         }
 
 
-def execute(cmd: list, cwd: pathlib.Path, env: dict, log_path: pathlib.Path, timeout: float):
+def execute(
+    cmd: list,
+    cwd: pathlib.Path,
+    env: dict,
+    log_path: pathlib.Path,
+    timeout: float,
+    progress: Any = None,
+) -> tuple[int | None, float]:
     """Run ``cmd`` in its own process group, output to ``log_path``; (exit code or None on
-    timeout, wall seconds). At the timeout the whole group is stopped (threads a suite left
-    behind, children a test started)."""
+    timeout, wall seconds). ``progress(seconds)`` is called every PROGRESS seconds while it
+    runs. At the timeout the whole group is stopped (threads a suite left behind, children a
+    test started)."""
     start = time.monotonic()
+    code: int | None = None
     with open(log_path, "wb") as out:
         proc = subprocess.Popen(
             cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
-        try:
-            code: int | None = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            code = None
+        while code is None:
+            elapsed = time.monotonic() - start
+            if elapsed >= timeout:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                break
+            try:
+                code = proc.wait(timeout=min(PROGRESS, timeout - elapsed))
+            except subprocess.TimeoutExpired:
+                if progress is not None and time.monotonic() - start < timeout:
+                    progress(time.monotonic() - start)
     return code, time.monotonic() - start
 
 
@@ -296,8 +312,10 @@ def run_suite(
     config: str,
     work: pathlib.Path,
     timeout: float,
+    log: Any = None,
 ) -> Run:
-    """One run of ``suite``'s tests under ``config``, in a fresh copy of them."""
+    """One run of ``suite``'s tests under ``config``, in a fresh copy of them; ``log`` gets a
+    line of progress now and then (the tests done so far)."""
     root = extract(sdist, suite.extract, work / config)
     out = work / f"{config}.jsonl"
     counters = work / f"{config}.counters.json" if CONFIGS[config] else None
@@ -312,7 +330,13 @@ def run_suite(
     pytest_args += ["--tb=short", *suite.args]
     cmd = command(python, config, counters, *pytest_args)
     log_path = work / f"{config}.log"
-    code, wall = execute(cmd, root, env, log_path, timeout)
+
+    def progress(seconds: float) -> None:
+        if log is not None:
+            done = len(read_results(out)[0])
+            log(f"{root.parent.parent.name}: {config} {done} tests done in {seconds:.0f}s")
+
+    code, wall = execute(cmd, root, env, log_path, timeout, progress)
     tests, errors = read_results(out)
     return Run(config, tests, errors, read_counters(counters), code, wall, str(log_path))
 
@@ -324,7 +348,10 @@ def read_results(path: pathlib.Path) -> tuple[dict[str, dict[str, str]], dict[st
     if not path.exists():
         return tests, errors
     for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
+        try:
+            record = json.loads(line)
+        except ValueError:  # the line being written while a run is watched
+            continue
         if "collect_error" in record:
             errors[record["collect_error"]] = record["message"]
         else:
@@ -544,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
             results[name] = {}
             for config in configs:
                 log(f"{name} {suite.version}: {config} ...")
-                run = run_suite(python, suite, sdist, config, work / name, args.timeout)
+                run = run_suite(python, suite, sdist, config, work / name, args.timeout, log)
                 results[name][config] = run
                 c = counts(run.tests)
                 status = "timed out" if run.returncode is None else f"exit {run.returncode}"

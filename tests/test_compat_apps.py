@@ -190,3 +190,35 @@ def test_every_deselected_test_has_a_reason():
     for suite in apps.SUITES.values():
         for pattern, reason in suite.deselect.items():
             assert pattern.startswith("tests/") and len(reason) > 20, (pattern, reason)
+
+
+def test_execute_stops_a_run_at_its_timeout_and_reports_progress(tmp_path, monkeypatch):
+    monkeypatch.setattr(apps, "PROGRESS", 0.2)
+    seen = []
+    code, wall = apps.execute(
+        [sys.executable, "-c", "import time; print('started', flush=True); time.sleep(60)"],
+        tmp_path,
+        dict(apps.os.environ),
+        tmp_path / "log",
+        timeout=1.0,
+        progress=seen.append,
+    )
+    assert code is None and 1.0 <= wall < 10
+    assert seen and all(0 < s < 1.0 for s in seen)
+    assert (tmp_path / "log").read_text() == "started\n"
+    code, _ = apps.execute(
+        [sys.executable, "-c", "raise SystemExit(3)"], tmp_path, {}, tmp_path / "log2", 30
+    )
+    assert code == 3
+
+
+def test_read_results_skips_a_line_still_being_written(tmp_path):
+    out = tmp_path / "r.jsonl"
+    out.write_text(
+        '{"nodeid": "t.py::a", "outcome": "passed"}\n'
+        '{"collect_error": "t2.py", "message": "ImportError: x"}\n'
+        '{"nodeid": "t.py::b", "outc'
+    )
+    tests, errors = apps.read_results(out)
+    assert tests == {"t.py::a": {"outcome": "passed"}}
+    assert errors == {"t2.py": "ImportError: x"}
