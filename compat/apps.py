@@ -15,8 +15,9 @@ its reason in its suite's ``deselect`` (none is, at these pins). ``--e2e`` also 
 compat/e2e_paramiko.py and compat/e2e_aioquic.py (an SSH session and a QUIC/TLS 1.3 handshake in
 one process) the same three ways.
 
-    python3 compat/apps.py [--suites paramiko,pyjwt,aioquic] [--e2e | --e2e-only] [--venv DIR]
-                           [--timeout SECONDS] [--json] [-v] [--keep]
+    python3 compat/apps.py [--suites paramiko,pyjwt,aioquic] [--configs cryptography,default,...]
+                           [--e2e | --e2e-only] [--venv DIR] [--timeout SECONDS] [--json] [-v]
+                           [--keep]
 """
 
 from __future__ import annotations

@@ -79,6 +79,18 @@ def drain(connection: QuicConnection) -> list[events.QuicEvent]:
     return found
 
 
+def key_share_group(server: QuicConnection) -> str:
+    """The group of the key share the server answered (aioquic keeps it private: read from
+    the ephemeral key it made for it)."""
+    tls = server.tls
+    if getattr(tls, "_x25519_private_key", None) is not None:
+        return "x25519"
+    if getattr(tls, "_x448_private_key", None) is not None:
+        return "x448"
+    keys = getattr(tls, "_ec_private_keys", [])
+    return keys[0].curve.name if keys else "?"
+
+
 def main() -> int:
     cert, key = certificate()
     client_config = QuicConfiguration(is_client=True, alpn_protocols=[ALPN])
@@ -108,6 +120,7 @@ def main() -> int:
             f"(0x{int(suite):04x}), ALPN {found[0].alpn_protocol}"
         )
         assert found[0].alpn_protocol == ALPN
+    print(f"key exchange: {key_share_group(server)} (the first of the client's key shares)")
     peer = client.tls._peer_certificate  # aioquic keeps it private; checked all the same
     assert peer is not None and peer == cert, "the client saw another certificate"
     print(
