@@ -13,11 +13,13 @@ whose outcome differs from the baseline with its first error line, and the wall 
 baseline itself cannot pass here (network, timing) are deselected in all three runs, each with
 its reason in its suite's ``deselect`` (none is, at these pins). ``--e2e`` also runs
 compat/e2e_paramiko.py and compat/e2e_aioquic.py (an SSH session and a QUIC/TLS 1.3 handshake in
-one process) the same three ways.
+one process) the same three ways. ``--configs ...,only`` adds a fourth, on request: the
+pass-through engine with ``--only`` the application's package, its tests' own imports left on
+`cryptography` (keys crossing that boundary).
 
-    python3 compat/apps.py [--suites paramiko,pyjwt,aioquic] [--configs cryptography,default,...]
-                           [--e2e | --e2e-only] [--venv DIR] [--timeout SECONDS] [--json] [-v]
-                           [--keep]
+    python3 compat/apps.py [--suites paramiko,pyjwt,aioquic] [--e2e | --e2e-only]
+                           [--configs cryptography,default,passthrough,only] [--venv DIR]
+                           [--timeout SECONDS] [--json] [-v] [--keep]
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class Suite:
     project: str
     version: str
     sdist: str
+    package: str
     test_deps: tuple[str, ...] = ()
     #: Files and folders of the sdist the suite needs (tests, and the file with its pytest
     #: settings); the application's own source is not extracted: the installed one is tested.
@@ -86,6 +89,7 @@ SUITES: dict[str, Suite] = {
         project="paramiko",
         version="5.1.0",
         sdist="paramiko-5.1.0.tar.gz",
+        package="paramiko",
         # pyproject.toml's dev group: pytest-relaxed (its conftest and spec-style test names),
         # icecream (imported by tests/_util.py); invoke comes with paramiko itself.
         test_deps=("pytest-relaxed==2.0.2", "icecream==2.2.0"),
@@ -96,6 +100,7 @@ SUITES: dict[str, Suite] = {
         project="PyJWT",
         version="2.15.1",
         sdist="pyjwt-2.15.1.tar.gz",
+        package="jwt",
         # The 'tests' group is pytest (and coverage, not needed to run them); 'crypto' is
         # cryptography, which cryptoffload brings. pyproject.toml holds its pytest settings
         # (warnings are errors).
@@ -105,21 +110,27 @@ SUITES: dict[str, Suite] = {
         project="aioquic",
         version="1.7.2",
         sdist="aioquic-1.7.2.tar.gz",
+        package="aioquic",
         # requirements/test.txt lists nothing its tests import beyond aioquic's own
         # dependencies (which the wheel brings); the suite is unittest, run by pytest.
         extract=("tests",),
     ),
 }
 
-#: The three ways each suite runs: the label and the arguments before ``-m pytest`` (None: the
-#: baseline, plain ``python -m pytest`` without cryptoffload).
+#: The ways a suite runs: the label and the arguments before ``-m pytest`` (None: the baseline,
+#: plain ``python -m pytest`` without cryptoffload; ``{package}``: the application's top-level
+#: package). ``only`` (not run unless asked for) redirects the application's imports alone, so
+#: its tests' own keys stay `cryptography`'s and cross into it: the boundary `--only` draws.
 CONFIGS: dict[str, tuple[str, ...] | None] = {
     "cryptography": None,
     "default": ("-m", "cryptoffload", "run"),
     "passthrough": ("-m", "cryptoffload", "run", "--engines", "passthrough"),
+    "only": ("-m", "cryptoffload", "run", "--engines", "passthrough", "--only", "{package}"),
 }
+DEFAULT_CONFIGS = ("cryptography", "default", "passthrough")
 
-E2E = ("e2e_paramiko", "e2e_aioquic")
+#: The end-to-end scripts under compat/, and the package each drives (for ``only``).
+E2E = {"e2e_paramiko": "paramiko", "e2e_aioquic": "aioquic"}
 #: Seconds between two progress lines of a run still going.
 PROGRESS = 30.0
 
@@ -238,13 +249,20 @@ def extract(sdist: pathlib.Path, wanted: tuple[str, ...], dest: pathlib.Path) ->
 # -- running --------------------------------------------------------------------------------------
 
 
-def command(python: pathlib.Path, config: str, counters: pathlib.Path | None, *rest: str) -> list:
-    """The command line of one run: ``rest`` (``-m pytest ...`` or a script) under ``config``."""
+def command(
+    python: pathlib.Path,
+    config: str,
+    counters: pathlib.Path | None,
+    *rest: str,
+    package: str = "",
+) -> list[str]:
+    """The command line of one run: ``rest`` (``-m pytest ...`` or a script) under ``config``,
+    for the application whose top-level package is ``package``."""
     prefix = CONFIGS[config]
     if prefix is None:
         return [str(python), *rest]
     extra = ["--counters", str(counters)] if counters is not None else []
-    return [str(python), *prefix, *extra, *rest]
+    return [str(python), *[a.format(package=package) for a in prefix], *extra, *rest]
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -339,7 +357,7 @@ def run_suite(
     for plugin in sorted({p for s in SUITES.values() for p in s.plugins} - set(suite.plugins)):
         pytest_args += ["-p", f"no:{plugin}"]
     pytest_args += ["--tb=short", *suite.args]
-    cmd = command(python, config, counters, *pytest_args)
+    cmd = command(python, config, counters, *pytest_args, package=suite.package)
     log_path = work / f"{config}.log"
 
     def progress(seconds: float) -> None:
@@ -463,7 +481,8 @@ def _cell(run: Run) -> str:
 def format_table(results: dict[str, dict[str, Run]]) -> str:
     """Per suite, passed/failed/skipped and the wall time of each configuration side by side,
     and whether each offloaded run has the baseline's outcome for every test."""
-    configs = list(CONFIGS)
+    present = {config for runs in results.values() for config in runs}
+    configs = [config for config in CONFIGS if config in present]
     head = f"{'suite':<10}"
     for config in configs:
         head += f" | {config + ' p/f/s':>19} {'wall':>7}"
@@ -533,7 +552,7 @@ def run_e2e(
     """One of the e2e scripts under ``config``: its output, exit, wall time and counters."""
     counters = work / f"{script}.{config}.counters.json" if CONFIGS[config] else None
     log_path = work / f"{script}.{config}.log"
-    cmd = command(python, config, counters, str(HERE / f"{script}.py"))
+    cmd = command(python, config, counters, str(HERE / f"{script}.py"), package=E2E[script])
     code, wall = execute(cmd, work, child_env(), log_path, timeout)
     output = log_path.read_text(encoding="utf-8", errors="replace")
     ops = ops_by_algorithm(read_counters(counters))
@@ -546,7 +565,10 @@ def run_e2e(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--suites", help=f"comma-separated (default: {','.join(SUITES)})")
-    parser.add_argument("--configs", help=f"comma-separated (default: {','.join(CONFIGS)})")
+    parser.add_argument(
+        "--configs",
+        help=f"comma-separated, of {','.join(CONFIGS)} (default: {','.join(DEFAULT_CONFIGS)})",
+    )
     parser.add_argument("--e2e", action="store_true", help="also run the end-to-end scripts")
     parser.add_argument("--e2e-only", action="store_true", help="only the end-to-end scripts")
     parser.add_argument("--venv", type=pathlib.Path, default=VENV, help=f"default: {VENV}")
@@ -559,7 +581,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in SUITES]
     if unknown:
         parser.error(f"unknown suite(s) {', '.join(unknown)}; choose from {', '.join(SUITES)}")
-    configs = [c.strip() for c in args.configs.split(",")] if args.configs else list(CONFIGS)
+    configs = [c.strip() for c in args.configs.split(",")] if args.configs else []
+    configs = configs or list(DEFAULT_CONFIGS)
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown or "cryptography" not in configs:
         parser.error(f"configurations are {', '.join(CONFIGS)}, cryptography among them")

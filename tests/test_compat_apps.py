@@ -162,6 +162,17 @@ def test_commands_put_cryptoffload_run_before_pytest_only_when_offloaded(tmp_pat
         *("-m", "cryptoffload", "run", "--engines", "passthrough"),
         *("--counters", str(out), "-m", "pytest"),
     ]
+    assert apps.command(py, "only", out, "x.py", package="jwt") == [
+        str(py),
+        *("-m", "cryptoffload", "run", "--engines", "passthrough", "--only", "jwt"),
+        *("--counters", str(out), "x.py"),
+    ]
+
+
+def test_table_has_a_column_for_each_configuration_run_and_no_other():
+    results = {"aioquic": {c: _run(c, BASE) for c in ("cryptography", "only")}}
+    head = apps.format_table(results).splitlines()[0]
+    assert [cell.split()[0] for cell in head.split("|")] == ["suite", "cryptography", "only"]
 
 
 def test_child_environment_drops_the_callers_cryptoffload_settings(monkeypatch):
