@@ -13,9 +13,10 @@ whose outcome differs from the baseline with its first error line, and the wall 
 baseline itself cannot pass here (network, timing) are deselected in all three runs, each with
 its reason in its suite's ``deselect`` (none is, at these pins). ``--e2e`` also runs
 compat/e2e_paramiko.py and compat/e2e_aioquic.py (an SSH session and a QUIC/TLS 1.3 handshake in
-one process) the same three ways. ``--configs ...,only`` adds a fourth, on request: the
-pass-through engine with ``--only`` the application's package, its tests' own imports left on
-`cryptography` (keys crossing that boundary).
+one process) the same three ways; the exit status is 1 where a suite fails on `cryptography`,
+an offloaded run differs from it, a run hits its timeout, or an e2e script fails.
+``--configs ...,only`` adds a fourth way on request: the pass-through engine with ``--only`` the
+application's package, its tests' own imports left on `cryptography` (keys cross that boundary).
 
     python3 compat/apps.py [--suites paramiko,pyjwt,aioquic] [--e2e | --e2e-only]
                            [--configs cryptography,default,passthrough,only] [--venv DIR]
@@ -667,13 +668,24 @@ def main(argv: list[str] | None = None) -> int:
                 if CONFIGS[config]:
                     print(f"    ops counted (--counters): {ops_line(done['ops'])}")
         print(f"\nwall time: {wall:.1f}s")
-    failed_runs = [
-        f"{n}/{c}" for n, runs in results.items() for c, r in runs.items() if r.returncode is None
-    ]
-    failed_runs += [
-        f"{s}/{c}" for s, runs in e2e.items() for c, d in runs.items() if d["returncode"] != 0
-    ]
-    return 1 if failed_runs else 0
+    return exit_status(results, e2e)
+
+
+def exit_status(results: dict[str, dict[str, Run]], e2e: dict[str, dict[str, Any]]) -> int:
+    """1 when a run stopped at its timeout, an offloaded run's outcomes differ from the
+    baseline's, the baseline itself failed a test, or an e2e script failed; else 0."""
+    for runs in results.values():
+        base = runs.get("cryptography")
+        for config, run in runs.items():
+            if run.returncode is None or run.collect_errors:
+                return 1
+            if config == "cryptography" and counts(run.tests)["failed"]:
+                return 1
+            if base is not None and differences(base.tests, run.tests):
+                return 1
+    if any(d["returncode"] != 0 for runs in e2e.values() for d in runs.values()):
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

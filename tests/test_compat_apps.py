@@ -233,3 +233,16 @@ def test_read_results_skips_a_line_still_being_written(tmp_path):
     tests, errors = apps.read_results(out)
     assert tests == {"t.py::a": {"outcome": "passed"}}
     assert errors == {"t2.py": "ImportError: x"}
+
+
+def test_exit_status_fails_on_a_difference_a_timeout_a_baseline_failure_or_an_e2e_failure():
+    same = {"cryptography": _run("cryptography", BASE), "default": _run("default", BASE)}
+    assert apps.exit_status({"pyjwt": same}, {}) == 0
+    differs = {**same, "passthrough": _run("passthrough", OFFLOADED)}
+    assert apps.exit_status({"pyjwt": differs}, {}) == 1
+    stopped = {**same, "default": _run("default", BASE, code=None)}
+    assert apps.exit_status({"pyjwt": stopped}, {}) == 1
+    failing = {**BASE, "t.py::test_e": {"outcome": "failed", "message": "x"}}
+    assert apps.exit_status({"pyjwt": {"cryptography": _run("cryptography", failing)}}, {}) == 1
+    e2e = {"e2e_paramiko": {"default": {"returncode": 1}}}
+    assert apps.exit_status({"pyjwt": same}, e2e) == 1
