@@ -286,6 +286,18 @@ class Run:
     returncode: int | None  # None: stopped at the timeout
     wall: float
     log: str = ""
+    #: Whether cryptoffload was loaded in the run (None: unknown, the run ended early).
+    loaded: bool | None = None
+
+    @property
+    def misrun(self) -> str:
+        """What is wrong with the run itself, or "": the baseline had cryptoffload in it, or
+        an offloaded run had not (the hook was not there)."""
+        if self.config == "cryptography" and self.loaded:
+            return "cryptoffload was loaded in the baseline run"
+        if self.config != "cryptography" and self.loaded is False:
+            return "cryptoffload was never loaded: the hook was not in place"
+        return ""
 
     @property
     def ops_rows(self) -> list[dict[str, Any]]:
@@ -298,6 +310,7 @@ class Run:
             "ops": self.ops_rows,
             "counters": self.counters,
             "returncode": self.returncode,
+            "cryptoffload_loaded": self.loaded,
             "timed_out": self.returncode is None,
             "wall": round(self.wall, 2),
         }
@@ -367,16 +380,20 @@ def run_suite(
             log(f"{root.parent.parent.name}: {config} {done} tests done in {seconds:.0f}s")
 
     code, wall = execute(cmd, root, env, log_path, timeout, progress)
-    tests, errors = read_results(out)
-    return Run(config, tests, errors, read_counters(counters), code, wall, str(log_path))
+    tests, errors, loaded = read_results(out)
+    return Run(config, tests, errors, read_counters(counters), code, wall, str(log_path), loaded)
 
 
-def read_results(path: pathlib.Path) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
-    """The plugin's JSON lines: (per test id its outcome and message, collection errors)."""
+def read_results(
+    path: pathlib.Path,
+) -> tuple[dict[str, dict[str, str]], dict[str, str], bool | None]:
+    """The plugin's JSON lines: (per test id its outcome and message, collection errors, and
+    whether the run had cryptoffload loaded: None when it did not get as far as saying)."""
     tests: dict[str, dict[str, str]] = {}
     errors: dict[str, str] = {}
+    loaded = None
     if not path.exists():
-        return tests, errors
+        return tests, errors, loaded
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             record = json.loads(line)
@@ -384,9 +401,11 @@ def read_results(path: pathlib.Path) -> tuple[dict[str, dict[str, str]], dict[st
             continue
         if "collect_error" in record:
             errors[record["collect_error"]] = record["message"]
+        elif "cryptoffload_loaded" in record:
+            loaded = record["cryptoffload_loaded"]
         else:
             tests[record.pop("nodeid")] = record
-    return tests, errors
+    return tests, errors, loaded
 
 
 def read_counters(path: pathlib.Path | None) -> dict[str, Any] | None:
@@ -519,6 +538,8 @@ def report(results: dict[str, dict[str, Run]], verbose: bool) -> str:
                 out.append(f"  {config}: {nodeid} does not import: {message}")
             if run.returncode is None:
                 out.append(f"  {config}: stopped at the timeout (log: {run.log})")
+            if run.misrun:
+                out.append(f"  {config}: {run.misrun}")
         base = runs.get("cryptography")
         if base is not None:
             failing = [(k, v) for k, v in sorted(base.tests.items()) if v["outcome"] == "failed"]
@@ -677,7 +698,7 @@ def exit_status(results: dict[str, dict[str, Run]], e2e: dict[str, dict[str, Any
     for runs in results.values():
         base = runs.get("cryptography")
         for config, run in runs.items():
-            if run.returncode is None or run.collect_errors:
+            if run.returncode is None or run.collect_errors or run.misrun:
                 return 1
             if config == "cryptography" and counts(run.tests)["failed"]:
                 return 1

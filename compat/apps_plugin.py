@@ -10,12 +10,14 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import sys
 from typing import Any
 
 import pytest
 
-#: Where the results go: JSON lines, {"nodeid", "outcome", "message"} per test, and
-#: {"collect_error": nodeid, "message"} per file that did not import.
+#: Where the results go: JSON lines, {"nodeid", "outcome", "message"} per test,
+#: {"collect_error": nodeid, "message"} per file that did not import, and at the end
+#: {"cryptoffload_loaded": bool}: whether the run had cryptoffload in it (the baseline must not).
 OUT = os.environ.get("CRYPTOFFLOAD_APPS_OUT", "")
 #: fnmatch patterns over node ids (JSON list) of the tests left out, the same in every run.
 DESELECT = json.loads(os.environ.get("CRYPTOFFLOAD_APPS_DESELECT", "[]"))
@@ -76,3 +78,7 @@ def first_line(report: Any) -> str:
         return str(crash.message).strip().splitlines()[0][:300]
     text = str(longrepr).strip().splitlines()
     return text[-1][:300] if text else ""
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _write({"cryptoffload_loaded": "cryptoffload" in sys.modules})

@@ -230,9 +230,27 @@ def test_read_results_skips_a_line_still_being_written(tmp_path):
         '{"collect_error": "t2.py", "message": "ImportError: x"}\n'
         '{"nodeid": "t.py::b", "outc'
     )
-    tests, errors = apps.read_results(out)
+    tests, errors, loaded = apps.read_results(out)
     assert tests == {"t.py::a": {"outcome": "passed"}}
     assert errors == {"t2.py": "ImportError: x"}
+    assert loaded is None
+    out.write_text('{"nodeid": "t.py::a", "outcome": "passed"}\n{"cryptoffload_loaded": true}\n')
+    assert apps.read_results(out)[2] is True
+
+
+def test_a_baseline_with_cryptoffload_in_it_or_an_offloaded_run_without_is_a_failure():
+    base = _run("cryptography", BASE)
+    base.loaded = True
+    assert "baseline" in base.misrun
+    assert apps.exit_status({"pyjwt": {"cryptography": base}}, {}) == 1
+    hookless = _run("default", BASE)
+    hookless.loaded = False
+    assert "hook" in hookless.misrun
+    base.loaded = False
+    assert base.misrun == ""
+    assert apps.exit_status({"pyjwt": {"cryptography": base, "default": hookless}}, {}) == 1
+    hookless.loaded = True
+    assert apps.exit_status({"pyjwt": {"cryptography": base, "default": hookless}}, {}) == 0
 
 
 def test_exit_status_fails_on_a_difference_a_timeout_a_baseline_failure_or_an_e2e_failure():
