@@ -65,6 +65,10 @@ class Suite:
     sdist: str
     package: str
     test_deps: tuple[str, ...] = ()
+    #: The application's own dependencies, pinned too: they take part in its crypto (pyOpenSSL
+    #: verifies aioquic's certificates, PyNaCl and bcrypt serve paramiko's keys), so a new
+    #: release of one must not change a column unannounced.
+    deps: tuple[str, ...] = ()
     #: Files and folders of the sdist the suite needs (tests, and the file with its pytest
     #: settings); the application's own source is not extracted: the installed one is tested.
     extract: tuple[str, ...] = ("tests",)
@@ -94,6 +98,7 @@ SUITES: dict[str, Suite] = {
         # pyproject.toml's dev group: pytest-relaxed (its conftest and spec-style test names),
         # icecream (imported by tests/_util.py); invoke comes with paramiko itself.
         test_deps=("pytest-relaxed==2.0.2", "icecream==2.2.0"),
+        deps=("bcrypt==5.0.0", "invoke==3.0.3", "pynacl==1.6.2"),
         extract=("tests", "pytest.ini"),
         plugins=("relaxed",),
     ),
@@ -112,8 +117,14 @@ SUITES: dict[str, Suite] = {
         version="1.7.2",
         sdist="aioquic-1.7.2.tar.gz",
         package="aioquic",
-        # requirements/test.txt lists nothing its tests import beyond aioquic's own
-        # dependencies (which the wheel brings); the suite is unittest, run by pytest.
+        # requirements/test.txt is coverage alone; the tests import nothing beyond aioquic's
+        # own dependencies. The suite is unittest's, run by pytest.
+        deps=(
+            "certifi==2026.10.19.post1",
+            "pylsqpack==1.0.0",
+            "pyopenssl==26.4.0",
+            "service-identity==26.1.0",
+        ),
         extract=("tests",),
     ),
 }
@@ -145,7 +156,7 @@ def requirements() -> list[str]:
     is the `cryptography` the project develops against), every one pinned."""
     reqs = [PYTEST]
     for suite in SUITES.values():
-        reqs += [suite.pin, *suite.test_deps]
+        reqs += [suite.pin, *suite.deps, *suite.test_deps]
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         reqs.append(f"cryptography=={importlib.metadata.version('cryptography')}")
     return sorted(set(reqs))
