@@ -87,6 +87,28 @@ MORE = (
     "test_kbkdf",
     "test_kbkdf_vectors",
 )
+#: The files of issue 21's paths: the password KDFs, key wrap, constant_time, ML-KEM, ML-DSA,
+#: HPKE, HOTP/TOTP, Fernet (tests/test_fernet.py, outside tests/hazmat/primitives), and the
+#: PKCS #12, PKCS #7 and SSH serialization modules keys cross.
+PATHS = (
+    "test_pbkdf2hmac",
+    "test_pbkdf2hmac_vectors",
+    "test_scrypt",
+    "test_argon2",
+    "test_keywrap",
+    "test_constant_time",
+    "test_mlkem",
+    "test_mldsa",
+    "test_hpke",
+    "twofactor/test_hotp",
+    "twofactor/test_totp",
+    "test_fernet",
+    "test_pkcs12",
+    "test_pkcs7",
+    "test_ssh",
+)
+#: Files that are not under tests/hazmat/primitives: their paths in the sdist.
+ELSEWHERE = {"test_fernet": "tests/test_fernet.py"}
 #: Helpers the test files build their objects with: rewritten too, or the vector tests they
 #: generate would run on `cryptography` and pass without touching cryptoffload.
 HELPERS = (
@@ -112,6 +134,10 @@ MODULES = {
     "hmac": "cryptoffload.hmac",
     "cmac": "cryptoffload.cmac",
     "serialization": "cryptoffload.serialization",
+    "serialization.base": "cryptoffload.serialization.base",
+    "serialization.pkcs12": "cryptoffload.serialization.pkcs12",
+    "serialization.pkcs7": "cryptoffload.serialization.pkcs7",
+    "serialization.ssh": "cryptoffload.serialization.ssh",
     "asymmetric.rsa": "cryptoffload.rsa",
     "asymmetric.ec": "cryptoffload.ec",
     "asymmetric.dh": "cryptoffload.dh",
@@ -130,7 +156,20 @@ MODULES = {
     "kdf.x963kdf": "cryptoffload.kdf.x963kdf",
     "kdf.concatkdf": "cryptoffload.kdf.concatkdf",
     "kdf.kbkdf": "cryptoffload.kdf.kbkdf",
+    "kdf.pbkdf2": "cryptoffload.kdf.pbkdf2",
+    "kdf.scrypt": "cryptoffload.kdf.scrypt",
+    "kdf.argon2": "cryptoffload.kdf.argon2",
+    "keywrap": "cryptoffload.keywrap",
+    "constant_time": "cryptoffload.constant_time",
+    "asymmetric.mlkem": "cryptoffload.mlkem",
+    "asymmetric.mldsa": "cryptoffload.mldsa",
+    "hpke": "cryptoffload.hpke",
+    "twofactor": "cryptoffload.twofactor",
+    "twofactor.hotp": "cryptoffload.twofactor.hotp",
+    "twofactor.totp": "cryptoffload.twofactor.totp",
 }
+#: Modules outside ``cryptography.hazmat.primitives`` that cryptoffload mirrors.
+OTHER_MODULES = {"cryptography.fernet": "cryptoffload.fernet"}
 
 #: Tests that drive `cryptography`'s private internals, with the reason: left out of the
 #: comparison (fnmatch patterns over pytest node ids, file-relative).
@@ -142,6 +181,14 @@ PRIVATE = {
     "test_aes_gcm.py::TestAESModeGCM::test_gcm_aad_limit": (
         "advances the context's AAD counter with rust_openssl.ciphers._advance_aad, a private "
         "hook of cryptography's own context class"
+    ),
+    "test_hpke.py::TestHPKE::test_wrong_aad_fails": (
+        "seals and opens through rust_openssl.hpke._encrypt_with_aad/_decrypt_with_aad, private "
+        "functions of cryptography's native module that take only its own key objects"
+    ),
+    "test_hpke.py::TestHPKE::test_vector_decryption": (
+        "opens the RFC 9180 vectors through rust_openssl.hpke._decrypt_with_aad, a private "
+        "function of cryptography's native module that takes only its own key objects"
     ),
 }
 
@@ -239,7 +286,7 @@ def extract_tests(sdist: pathlib.Path, dest: pathlib.Path) -> pathlib.Path:
 def _mirror(module: str) -> Any:
     """The cryptoffload module mirroring ``module`` (cryptography's), or None."""
     rest = module.removeprefix(PREFIX).lstrip(".")
-    target = MODULES.get(rest)
+    target = OTHER_MODULES.get(module) or MODULES.get(rest)
     if target is None:
         return None
     try:
@@ -258,7 +305,9 @@ def rewrite(source: str) -> tuple[str, list[str]]:
     kept: list[str] = []
     edits: list[tuple[int, int, str]] = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith(PREFIX):
+        if not isinstance(node, ast.ImportFrom) or not (
+            (node.module or "").startswith(PREFIX) or node.module in OTHER_MODULES
+        ):
             continue
         moved: dict[str, list[str]] = {}
         stay: list[str] = []
@@ -305,7 +354,7 @@ def _target(module: str, name: str) -> str | None:
 def rewrite_tree(root: pathlib.Path, files: list[str]) -> dict[str, list[str]]:
     """Rewrite the test files and helpers under ``root`` in place; the names kept, by file."""
     kept: dict[str, list[str]] = {}
-    for rel in [f"{TESTS}/{name}.py" for name in files] + list(HELPERS):
+    for rel in [test_path(name) for name in files] + list(HELPERS):
         path = root / rel
         if not path.exists():
             continue
@@ -340,7 +389,7 @@ def run_pytest(root: pathlib.Path, files: list[str], config: str, out: pathlib.P
         "--continue-on-collection-errors",
         "-o",
         "addopts=",
-        *[f"{TESTS}/{name}.py" for name in files],
+        *[test_path(name) for name in files],
     ]
     subprocess.run(args, cwd=root, env=env, stdout=subprocess.DEVNULL, check=False)
     if not out.exists():
@@ -358,9 +407,17 @@ def private_reason(nodeid: str) -> str | None:
     return None
 
 
+def test_path(name: str) -> str:
+    """Where a test file of FILES, MORE or PATHS is in the sdist (relative to its root)."""
+    return ELSEWHERE.get(name, f"{TESTS}/{name}.py")
+
+
 def _file_of(nodeid: str) -> str:
     """A node id's test file as FILES and MORE name it (``test_aes``, ``decrepit/test_rc2``)."""
     path = nodeid.split("::", 1)[0]
+    for name, where in ELSEWHERE.items():
+        if path == where:
+            return name
     return path.removeprefix(f"{TESTS}/").removesuffix(".py")
 
 
@@ -468,12 +525,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args(argv)
     files = [f.strip().removesuffix(".py") for f in args.files.split(",")] if args.files else []
-    files = files or list(FILES + MORE)
-    unknown = [f for f in files if f not in FILES + MORE]
+    known = FILES + MORE + PATHS
+    files = files or list(known)
+    unknown = [f for f in files if f not in known]
     if unknown:
-        parser.error(
-            f"unknown test file(s) {', '.join(unknown)}; choose from {', '.join(FILES + MORE)}"
-        )
+        parser.error(f"unknown test file(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     configs = list(CONFIGS) if args.config == "both" else [args.config]
 
     version = installed_version()

@@ -18,7 +18,7 @@ from cryptoffload import engines as registry
 from cryptoffload.crosscheck import MISMATCH, compare
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import Unavailable
-from cryptoffload.ops import HashOp, MacOp, Op
+from cryptoffload.ops import AeadOp, HashOp, MacOp, Op
 from cryptoffload.validate import validate_op
 
 TAKE_ALL = Policy(min_size={"*": 0})
@@ -60,6 +60,8 @@ class Recorder:
             self.run_batch = self._run_batch
         if callable(getattr(engine, "open_stream", None)):
             self.open_stream = self._open_stream
+        if callable(getattr(engine, "open_aead_stream", None)):
+            self.open_aead_stream = self._open_aead_stream
 
     def __getattr__(self, name: str) -> Any:
         # Whatever else the engine has (close, figures, hardware_only...), as it has it.
@@ -142,6 +144,20 @@ class Recorder:
                 self._fault(op, RuntimeError(f"{len(answers)} answers for {len(ops)} ops"))
         return answers
 
+    def _open_aead_stream(self, op: Op) -> Any:
+        return _RecordedAeadStream(self, op, self._opened(self.engine.open_aead_stream, op))
+
+    def _opened(self, opener: Any, op: Op) -> Any:
+        self.events.offered += 1
+        try:
+            return opener(op)
+        except Unavailable as exc:
+            self.events.declined[exc.reason] += 1
+            raise
+        except Exception as exc:
+            self._fault(op, exc)
+            raise
+
     def _open_stream(self, op: Op) -> Any:
         self.events.offered += 1
         try:
@@ -187,6 +203,52 @@ class _RecordedStream:
             whole = MacOp(op.alg, "mac", op.key, message, op.iv, op.tag_length)
         self._owner._judge(whole, digest)
         return digest
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+class _RecordedAeadStream:
+    """An engine's GCM stream (``open_aead_stream``), held at its end to the one-shot op over
+    everything it was fed: ciphertext and tag, or the plaintext (or InvalidTag) for the tag."""
+
+    def __init__(self, owner: Recorder, op: Op, stream: Any) -> None:
+        self._owner, self._op, self._stream = owner, op, stream
+        self._aad: list[bytes] = []
+        self._fed: list[bytes] = []
+        self._out: list[bytes] = []
+
+    def _call(self, what: str, *args: Any) -> Any:
+        try:
+            return getattr(self._stream, what)(*args)
+        except Exception as exc:
+            if not isinstance(exc, ANSWERS):
+                self._owner._fault(self._op, exc)
+            raise
+
+    def update_aad(self, data: bytes) -> None:
+        self._call("update_aad", data)
+        self._aad.append(bytes(data))
+
+    def update(self, data: bytes) -> bytes:
+        out = self._call("update", data)
+        self._fed.append(bytes(data))
+        self._out.append(bytes(out))
+        return out
+
+    def finalize(self, tag: bytes | None = None) -> bytes:
+        op, aad, fed = self._op, b"".join(self._aad), b"".join(self._fed)
+        encrypt = op.kind == "encrypt"
+        data = fed if encrypt else fed + bytes(tag or b"")
+        tag_length = 16 if encrypt else len(tag or b"")
+        whole = AeadOp(op.alg, op.kind, op.key, op.iv, data, aad, tag_length)
+        try:
+            result = self._call("finalize", tag)
+        except ANSWERS as exc:
+            self._owner._judge(whole, error=exc)
+            raise
+        self._owner._judge(whole, b"".join(self._out) + (result if encrypt else b""))
+        return result
 
     def close(self) -> None:
         self._stream.close()

@@ -6,49 +6,33 @@ from __future__ import annotations
 import __future__
 
 import importlib
+import pkgutil
 import types
 import warnings
 
 import pytest
 
-#: cryptography.hazmat.primitives.<key> -> the cryptoffload module at its path.
+
+def _public_modules() -> list[str]:
+    """Every public module of ``cryptography.hazmat.primitives`` (no component starting with an
+    underscore), after the package's name."""
+    package = importlib.import_module("cryptography.hazmat.primitives")
+    found = []
+    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+        rest = info.name.removeprefix(f"{package.__name__}.")
+        if not any(part.startswith("_") for part in rest.split(".")):
+            found.append(rest)
+    return sorted(found)
+
+
+#: cryptography module -> the cryptoffload module at its path: every public module of
+#: ``hazmat.primitives`` at ``cryptoffload.<the same path>``, and ``cryptography.fernet``.
 MIRRORS = {
-    "hashes": "cryptoffload.hashes",
-    "hmac": "cryptoffload.hmac",
-    "cmac": "cryptoffload.cmac",
-    "poly1305": "cryptoffload.poly1305",
-    "padding": "cryptoffload.padding",
-    "serialization": "cryptoffload.serialization",
-    "serialization.base": "cryptoffload.serialization.base",
-    "serialization.pkcs12": "cryptoffload.serialization.pkcs12",
-    "serialization.pkcs7": "cryptoffload.serialization.pkcs7",
-    "serialization.ssh": "cryptoffload.serialization.ssh",
-    "ciphers": "cryptoffload.ciphers",
-    "ciphers.algorithms": "cryptoffload.ciphers.algorithms",
-    "ciphers.modes": "cryptoffload.ciphers.modes",
-    "ciphers.aead": "cryptoffload.ciphers.aead",
-    "ciphers.base": "cryptoffload.ciphers.base",
-    "kdf": "cryptoffload.kdf",
-    "kdf.hkdf": "cryptoffload.kdf.hkdf",
-    "kdf.x963kdf": "cryptoffload.kdf.x963kdf",
-    "kdf.concatkdf": "cryptoffload.kdf.concatkdf",
-    "kdf.kbkdf": "cryptoffload.kdf.kbkdf",
     **{
-        f"asymmetric.{name}": f"cryptoffload.asymmetric.{name}"
-        for name in (
-            "rsa",
-            "ec",
-            "dh",
-            "dsa",
-            "ed25519",
-            "ed448",
-            "x25519",
-            "x448",
-            "padding",
-            "utils",
-            "types",
-        )
+        f"cryptography.hazmat.primitives.{name}": f"cryptoffload.{name}"
+        for name in _public_modules()
     },
+    "cryptography.fernet": "cryptoffload.fernet",
 }
 #: Names `cryptography`'s modules hold only because they import them for their own use.
 IMPORTED_THERE = {
@@ -76,7 +60,7 @@ def public_names(module: types.ModuleType) -> list[str]:
 
 @pytest.mark.parametrize(("theirs", "ours"), sorted(MIRRORS.items()))
 def test_every_public_name_of_cryptographys_module_is_at_the_mirrored_path(theirs, ours):
-    their_module = importlib.import_module(f"cryptography.hazmat.primitives.{theirs}")
+    their_module = importlib.import_module(theirs)
     our_module = importlib.import_module(ours)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -84,7 +68,25 @@ def test_every_public_name_of_cryptographys_module_is_at_the_mirrored_path(their
     assert missing == []
 
 
-@pytest.mark.parametrize("name", ["rsa", "ec", "dh", "dsa", "ed25519", "ed448", "x25519", "x448"])
+def test_the_walk_finds_the_modules_of_issue_21():
+    walked = set(_public_modules())
+    assert {"kdf.pbkdf2", "kdf.scrypt", "kdf.argon2", "keywrap", "constant_time"} <= walked
+    assert {"twofactor", "twofactor.hotp", "twofactor.totp", "hpke"} <= walked
+    assert {"serialization.pkcs12", "serialization.pkcs7", "serialization.ssh"} <= walked
+
+
+def test_from_cryptoffload_import_asymmetric_then_its_modules_are_attributes():
+    from cryptoffload import asymmetric
+
+    assert asymmetric.rsa.RSAPrivateKey is importlib.import_module("cryptoffload.rsa").RSAPrivateKey
+    assert asymmetric.mlkem.MLKEM768PrivateKey.__module__ == "cryptoffload.mlkem"
+    for name in asymmetric.__all__:
+        assert isinstance(getattr(asymmetric, name), types.ModuleType)
+
+
+@pytest.mark.parametrize(
+    "name", ["rsa", "ec", "dh", "dsa", "ed25519", "ed448", "x25519", "x448", "mlkem", "mldsa"]
+)
 def test_the_asymmetric_path_is_the_flat_module(name):
     flat = importlib.import_module(f"cryptoffload.{name}")
     nested = importlib.import_module(f"cryptoffload.asymmetric.{name}")

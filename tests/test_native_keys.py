@@ -36,6 +36,21 @@ CLASSES = {
 }
 
 
+def test_native_post_quantum_keys_are_instances_of_ours():
+    mlkem = pytest.importorskip("cryptoffload.mlkem")
+    mldsa = pytest.importorskip("cryptoffload.mldsa")
+    from cryptography.hazmat.primitives.asymmetric import mldsa as c_mldsa
+    from cryptography.hazmat.primitives.asymmetric import mlkem as c_mlkem
+
+    kem = c_mlkem.MLKEM768PrivateKey.generate()
+    assert isinstance(kem, mlkem.MLKEM768PrivateKey)
+    assert isinstance(kem.public_key(), mlkem.MLKEM768PublicKey)
+    assert not isinstance(kem, mlkem.MLKEM1024PrivateKey)
+    dsa_key = c_mldsa.MLDSA65PrivateKey.generate()
+    assert isinstance(dsa_key, mldsa.MLDSA65PrivateKey)
+    assert not isinstance(dsa_key, mldsa.MLDSA44PrivateKey)
+
+
 def native_dh_key():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -149,10 +164,15 @@ def test_our_rsa_numbers_take_our_public_numbers_or_cryptographys():
 
 
 def _self_signed(key):
+    from cryptography.hazmat.primitives import hashes
+
+    return _self_signed_with(key, hashes.SHA256())
+
+
+def _self_signed_with(key, digest):
     import datetime
 
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
     from cryptography.x509.oid import NameOID
 
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "cryptoffload test")])
@@ -165,7 +185,7 @@ def _self_signed(key):
         .serial_number(1)
         .not_valid_before(now)
         .not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
+        .sign(key, digest)
     )
 
 
@@ -188,3 +208,49 @@ def test_pkcs12_takes_our_key_in_cryptographys_function_and_ours_gives_ours_back
         assert loaded.public_key() == key.public_key()
         assert loaded_cert == cert
     assert type(pkcs12.load_pkcs12(ours, None).key) is rsa.RSAPrivateKey
+
+
+@pytest.mark.parametrize("family", ["rsa", "ec", "ed25519"])
+def test_cryptographys_x509_builders_sign_with_our_keys_through_the_provider(family):
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.x509 import ocsp
+
+    provider = Provider(["passthrough"])
+    with using(provider):
+        key = {
+            "rsa": lambda: rsa.generate_private_key(65537, 2048),
+            "ec": lambda: ec.generate_private_key(ec.SECP256R1()),
+            "ed25519": ed25519.Ed25519PrivateKey.generate,
+        }[family]()
+        digest = None if family == "ed25519" else hashes.SHA256()
+        cert = _self_signed_with(key, digest)
+        name = cert.subject
+        now = datetime.datetime.now(datetime.UTC)
+        crl = (
+            x509.CertificateRevocationListBuilder()
+            .issuer_name(name)
+            .last_update(now)
+            .next_update(now + datetime.timedelta(days=1))
+            .sign(key, digest)
+        )
+        assert crl.is_signature_valid(key.public_key())
+        response = (
+            ocsp.OCSPResponseBuilder()
+            .add_response(
+                cert, cert, hashes.SHA256(), ocsp.OCSPCertStatus.GOOD, now, None, None, None
+            )
+            .responder_id(ocsp.OCSPResponderEncoding.HASH, cert)
+            .sign(key, digest)
+        )
+        x509.CertificateSigningRequestBuilder().subject_name(name).sign(key, digest)
+    assert response.response_status == ocsp.OCSPResponseStatus.SUCCESSFUL
+    cert.verify_directly_issued_by(cert)
+    counted = provider.counters.snapshot()["passthrough"]
+    signs = sum(cell["ops"] for alg, cell in counted.items() if alg.endswith(("-sign", "-private")))
+    verifies = sum(
+        cell["ops"] for alg, cell in counted.items() if alg.endswith(("-verify", "-public"))
+    )
+    assert (signs, verifies) == (4, 1)  # certificate, CRL, OCSP response, CSR; the CRL check

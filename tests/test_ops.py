@@ -12,6 +12,8 @@ from cryptography.hazmat.primitives.asymmetric import dsa as _dsa
 from cryptography.hazmat.primitives.asymmetric import ec as _ec
 from cryptography.hazmat.primitives.asymmetric import ed448 as _ed448
 from cryptography.hazmat.primitives.asymmetric import ed25519 as _ed25519
+from cryptography.hazmat.primitives.asymmetric import mldsa as _mldsa
+from cryptography.hazmat.primitives.asymmetric import mlkem as _mlkem
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric import x25519 as _x25519
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
@@ -27,6 +29,9 @@ from cryptoffload import (
     ec,
     ed448,
     ed25519,
+    keywrap,
+    mldsa,
+    mlkem,
     ops,
     rsa,
     validate,
@@ -41,6 +46,9 @@ from cryptoffload.errors import Unavailable
 from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import SHA256, Hash, digest
 from cryptoffload.hmac import HMAC
+from cryptoffload.kdf.argon2 import Argon2id
+from cryptoffload.kdf.pbkdf2 import PBKDF2HMAC
+from cryptoffload.kdf.scrypt import Scrypt
 from cryptoffload.modes import CBC, CFB, CTR, ECB, OFB
 
 KEY = bytes(range(16))
@@ -52,6 +60,8 @@ ED_KEY = _ed25519.Ed25519PrivateKey.generate()
 ED448_KEY = _ed448.Ed448PrivateKey.generate()
 X_KEY = _x25519.X25519PrivateKey.generate()
 DSA_KEY = _dsa.generate_private_key(2048)
+KEM_KEY = _mlkem.MLKEM768PrivateKey.generate()
+MLDSA_KEY = _mldsa.MLDSA44PrivateKey.generate()
 
 
 def _sealed() -> bytes:
@@ -167,6 +177,48 @@ SAMPLES: dict[tuple[str, str], Any] = {
         hash_alg=_hashes.SHA256(),
     ),
     ("rng", "seed"): lambda: ops.make("rng", "drbg", "seed", length=48),
+    ("kdf", "derive"): lambda: ops.make(
+        "kdf",
+        "argon2id",
+        "derive",
+        key=b"password",
+        salt=bytes(8),
+        length=16,
+        params=(1, 1, 8),
+        aad=b"ad",
+        secret=b"pepper",
+    ),
+    ("keywrap", "wrap"): lambda: ops.make(
+        "keywrap", "aes-128-keywrap", "wrap", key=KEY, data=bytes(16)
+    ),
+    ("keywrap", "unwrap"): lambda: ops.make(
+        "keywrap",
+        "aes-128-keywrap-pad",
+        "unwrap",
+        key=KEY,
+        data=SoftwareEngine().run(ops.KeywrapOp("aes-128-keywrap-pad", "wrap", KEY, b"k")),
+    ),
+    ("mlkem", "encapsulate"): lambda: ops.make(
+        "mlkem", "mlkem-768-encap", "encapsulate", key=KEM_KEY.public_key()
+    ),
+    ("mlkem", "decapsulate"): lambda: ops.make(
+        "mlkem",
+        "mlkem-768-decap",
+        "decapsulate",
+        key=KEM_KEY,
+        data=KEM_KEY.public_key().encapsulate()[1],
+    ),
+    ("mldsa", "sign"): lambda: ops.make(
+        "mldsa", "mldsa-44-sign", "sign", key=MLDSA_KEY, data=b"m", context=b"c"
+    ),
+    ("mldsa", "verify"): lambda: ops.make(
+        "mldsa",
+        "mldsa-44-verify",
+        "verify",
+        key=MLDSA_KEY.public_key(),
+        data=b"m",
+        signature=MLDSA_KEY.sign(b"m"),
+    ),
 }
 
 
@@ -265,6 +317,10 @@ def test_in_tree_engines_answer_each_family_kind_with_the_documented_type_or_dec
         assert result == b"plaintext"
     if key == ("rng", "seed"):
         assert len(result) == op.length
+    if key == ("keywrap", "unwrap"):
+        assert result == b"k"
+    if key == ("mlkem", "encapsulate"):
+        assert len(result) == 2 and KEM_KEY.decapsulate(result[1]) == result[0]
 
 
 def test_a_failed_check_is_an_answer_the_contract_lists():
@@ -317,6 +373,20 @@ def _drive_every_primitive(p: Provider) -> None:
     dsa_key = dsa.DSAPrivateKey(DSA_KEY, provider=p)
     dsa_key.public_key().verify(dsa_key.sign(b"m", SHA256()), b"m", SHA256())
     drbg.Drbg(provider=p).random_bytes(16)
+    PBKDF2HMAC(SHA256(), 16, b"salt", 2, provider=p).derive(b"password")
+    Scrypt(b"salt", 16, 2, 1, 1, provider=p).derive(b"password")
+    Argon2id(bytes(8), 16, 1, 1, 8, ad=b"ad", secret=b"s", provider=p).derive(b"password")
+    for wrap, unwrap in (
+        (keywrap.aes_key_wrap, keywrap.aes_key_unwrap),
+        (keywrap.aes_key_wrap_with_padding, keywrap.aes_key_unwrap_with_padding),
+    ):
+        unwrap(KEY, wrap(KEY, bytes(16), provider=p), provider=p)
+    kem = mlkem.MLKEM1024PrivateKey.generate(provider=p)
+    kem.decapsulate(kem.public_key().encapsulate()[1])
+    signer = mldsa.MLDSA87PrivateKey.generate(provider=p)
+    signer.public_key().verify(signer.sign(b"m", b"context"), b"m", b"context")
+    mu = bytes(64)
+    signer.public_key().verify_mu(signer.sign_mu(mu), mu)
 
 
 def test_every_primitive_builds_ops_that_set_exactly_the_contracts_fields():

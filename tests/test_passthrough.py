@@ -49,3 +49,34 @@ def test_passthrough_takes_small_blocks_the_built_in_thresholds_give_software():
     counted = held.counters.snapshot()
     assert counted["software"]["aes-256-ecb"]["ops"] == 1
     assert counted["passthrough"]["aes-256-ecb"]["declined"] == {"below-threshold": 1}
+
+
+def test_passthrough_streams_gcm_through_cipher_and_long_hashes():
+    from cryptography.hazmat.primitives.ciphers import Cipher as CCipher
+    from cryptography.hazmat.primitives.ciphers import algorithms as c_algorithms
+    from cryptography.hazmat.primitives.ciphers import modes as c_modes
+
+    from cryptoffload.ciphers import Cipher, algorithms, modes
+
+    provider = Provider(["passthrough"])
+    key, iv, data = bytes(range(16)), bytes(12), bytes(1000)
+    with using(provider):
+        enc = Cipher(algorithms.AES(key), modes.GCM(iv)).encryptor()
+        enc.authenticate_additional_data(b"aad")
+        out = enc.update(data[:333]) + enc.update(data[333:]) + enc.finalize()
+        dec = Cipher(algorithms.AES(key), modes.GCM(iv, enc.tag)).decryptor()
+        dec.authenticate_additional_data(b"aad")
+        assert dec.update(out) + dec.finalize() == data
+        big = Hash(SHA256())
+        big.update(bytes(5 * 1024 * 1024))
+        digest = big.finalize()
+    ref = CCipher(c_algorithms.AES(key), c_modes.GCM(iv)).encryptor()
+    ref.authenticate_additional_data(b"aad")
+    assert out == ref.update(data) + ref.finalize() and enc.tag == ref.tag
+    import hashlib
+
+    assert digest == hashlib.sha256(bytes(5 * 1024 * 1024)).digest()
+    counted = provider.counters.snapshot()["passthrough"]
+    assert counted["aes-128-gcm"]["ops"] == 2
+    assert counted["aes-128-gcm"]["declined"] == {}
+    assert counted["sha256"]["ops"] == 1

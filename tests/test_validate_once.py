@@ -19,13 +19,15 @@ from cryptography.hazmat.primitives.asymmetric import padding
 from doubles import TakeAllEngine
 from sample_keys import DH_KEY, DH_PEER, EC_KEY, EC_PEER, OAEP, RSA_KEY
 
-from cryptoffload import Policy, Provider, dh, ec, rsa, validate
+from cryptoffload import Policy, Provider, dh, ec, keywrap, mldsa, mlkem, rsa, validate
 from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
 from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import SHA256, Hash, digest
 from cryptoffload.hmac import HMAC
+from cryptoffload.kdf.argon2 import Argon2id
+from cryptoffload.kdf.pbkdf2 import PBKDF2HMAC
 from cryptoffload.modes import CBC, CTR, ECB
 
 KEY = bytes(range(16))
@@ -133,6 +135,33 @@ OPERATIONS: dict[str, tuple[Callable[[Provider], Any], Callable[[Provider, Any],
     "dh": (
         lambda p: None,
         lambda p, _: dh.DHPrivateKey(DH_KEY, provider=p).exchange(dh.DHPublicKey(DH_PEER)),
+    ),
+    "pbkdf2": (
+        lambda p: None,
+        lambda p, _: PBKDF2HMAC(SHA256(), 16, b"salt", 2, provider=p).derive(b"password"),
+    ),
+    "argon2id": (
+        lambda p: None,
+        lambda p, _: Argon2id(bytes(8), 16, 1, 1, 8, provider=p).derive(b"password"),
+    ),
+    "keywrap": (lambda p: None, lambda p, _: keywrap.aes_key_wrap(KEY, KEY, provider=p)),
+    "keyunwrap-pad": (
+        lambda p: keywrap.aes_key_wrap_with_padding(KEY, b"k", provider=p),
+        lambda p, wrapped: keywrap.aes_key_unwrap_with_padding(KEY, wrapped, provider=p),
+    ),
+    "mlkem-decap": (
+        lambda p: mlkem.MLKEM768PrivateKey.generate(provider=p),
+        lambda p, key: key.decapsulate(key.public_key().encapsulate()[1]),
+    ),
+    "mldsa-sign": (
+        lambda p: mldsa.MLDSA44PrivateKey.generate(provider=p),
+        lambda p, key: key.sign(b"m", b"c"),
+    ),
+    "mldsa-verify": (
+        lambda p: (lambda key: (key.public_key(), key.sign(b"m", b"c")))(
+            mldsa.MLDSA44PrivateKey.generate(provider=p)
+        ),
+        lambda p, given: given[0].verify(given[1], b"m", b"c"),
     ),
 }
 

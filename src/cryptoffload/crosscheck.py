@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives.asymmetric import padding as _padding
+from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
 
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.errors import CryptoffloadError
@@ -20,7 +21,7 @@ MISMATCH = "mismatch"
 UNCHECKED = "unchecked"
 
 #: Exceptions that are an operation's answer (a failed check), as the provider treats them.
-ANSWERS = (InvalidTag, InvalidSignature)
+ANSWERS = (InvalidTag, InvalidSignature, InvalidUnwrap)
 
 
 class Check(NamedTuple):
@@ -60,6 +61,8 @@ def compare(
         if not isinstance(result, (bytes, bytearray)) or len(result) != op.length:
             return Check(MISMATCH, f"gave {_length(result)} random bytes, {op.length} asked")
         return Check(UNCHECKED, "random output: length checked")
+    if error is None and op.family in ("mlkem", "mldsa") and _randomised(op):
+        return _check_post_quantum(op, software, result)
     if error is None and _randomised(op):
         return _check_random(op, software, result, private_of)
     reference = _replay(op, data)
@@ -90,6 +93,10 @@ def _length(value: Any) -> str:
 
 def _randomised(op: Op) -> bool:
     """Whether two correct engines may give different results for ``op``."""
+    if op.family == "mlkem":
+        return op.kind == "encapsulate"
+    if op.family == "mldsa":
+        return op.kind == "sign"  # hedged: a fresh random value in every signature
     if op.family == "ecdsa":
         return op.kind == "sign" and not op.deterministic
     if op.family == "rsa":
@@ -97,6 +104,33 @@ def _randomised(op: Op) -> bool:
             return True
         return op.kind == "sign" and not isinstance(op.padding, _padding.PKCS1v15)
     return False
+
+
+def _check_post_quantum(op: Any, software: Any, result: Any) -> Check:
+    """An ML-DSA signature must verify in software; an ML-KEM encapsulation has no private key
+    here to open it: only its shape is checked."""
+    if op.family == "mlkem":
+        if not (isinstance(result, tuple) and len(result) == 2 and len(result[0]) == 32):
+            return Check(MISMATCH, "not a (32-byte secret, ciphertext) pair")
+        return Check(UNCHECKED, "random encapsulation: shape checked (no private key to open it)")
+    if not isinstance(result, (bytes, bytearray)):
+        return Check(MISMATCH, f"gave {type(result).__name__}, not bytes")
+    from cryptoffload.ops import MldsaOp
+
+    check = MldsaOp(
+        op.alg.replace("-sign", "-verify"),
+        "verify",
+        op.key.public_key(),
+        data=op.data,
+        digest=op.digest,
+        context=op.context,
+        signature=bytes(result),
+    )
+    try:
+        software.run(check)
+    except (InvalidSignature, ValueError):
+        return Check(MISMATCH, "the signature does not verify in software")
+    return Check(AGREE)
 
 
 def _check_random(op: Any, software: Any, result: Any, private_of: Any) -> Check:
@@ -185,8 +219,9 @@ class Sampled:
     engine or software. ``counted(mismatch)`` records each comparison made.
 
     Only the sampled operations cost more: the others pay one countdown step. Streams
-    (``open_stream``) pass through unchecked. The countdown is not locked: threads racing on it
-    shift which operation is sampled, never whether results are checked at about the rate.
+    (``open_stream``, ``open_aead_stream``) pass through unchecked. The countdown is not locked:
+    threads racing on it shift which operation is sampled, never whether results are checked at
+    about the rate.
     """
 
     def __init__(
@@ -210,9 +245,10 @@ class Sampled:
         self._left = self._gap()
         if callable(getattr(engine, "run_batch", None)):
             self.run_batch = self._run_batch
-        opener = getattr(engine, "open_stream", None)
-        if callable(opener):
-            self.open_stream = opener
+        for member in ("open_stream", "open_aead_stream"):
+            opener = getattr(engine, member, None)
+            if callable(opener):
+                setattr(self, member, opener)
 
     def __repr__(self) -> str:
         return f"<Sampled {self.name}>"

@@ -12,6 +12,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
+from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
 
 from cryptoffload.counters import FOLD_AT, Cell
 from cryptoffload.crosscheck import Check, Sampled
@@ -129,6 +130,7 @@ class Lane:
     __slots__ = (
         "_cell",
         "_pending",
+        "aead_streams",
         "alg",
         "hold_above",
         "hold_below",
@@ -158,6 +160,11 @@ class Lane:
         self.routes: tuple[_Route, ...] = tuple(routes)
         self.required = policy.requires(alg)
         self.software_only = not routes and not self.required
+        #: Some engine on the route can keep an AEAD stream (``open_aead_stream``): without one,
+        #: ``Cipher``'s GCM contexts skip building the Op to offer.
+        self.aead_streams = any(
+            callable(getattr(route.engine, "open_aead_stream", None)) for route in routes
+        )
         self._cell = counters.cell(SOFTWARE, alg)
         self._pending = self._cell.pending
         #: Record one software op of n bytes, nothing more (a C call): for a primitive that
@@ -259,7 +266,7 @@ class Lane:
                     result = route.engine.run(op)
                 except Unavailable as exc:
                     reason = exc.reason
-                except (InvalidTag, InvalidSignature):
+                except _ANSWERS:
                     # A failed check is the engine's answer, not a reason to ask software.
                     self._answered(route, size)
                     raise
@@ -398,10 +405,34 @@ class Lane:
         passed over counted. When no engine takes it, returns why each engine did not (a fault
         is counted here, a decline is not): pass that to :meth:`finish_in_software`.
         """
+
+        def why(route: _Route, opener: Any) -> str | None:
+            return route.refusal(size) or ("streaming" if opener is None else None)
+
+        return self._open("open_stream", op, why)
+
+    def open_aead_stream(self, op: Op) -> tuple[str, Any, int | None] | dict[str, str]:
+        """An AEAD state (``Cipher``'s GCM) held by the first engine on the route that keeps
+        one (``open_aead_stream`` in engines/base.py); returns as :meth:`open_stream` does.
+
+        An engine without the member declines ``streaming`` whatever the policy says (as before
+        engines could keep this state). A stream's size is unknown when it opens: the policy's
+        window is judged at 0 bytes (a min_size keeps streams from that engine); its max_size
+        is the most the context sends the engine before software takes over.
+        """
+
+        def why(route: _Route, opener: Any) -> str | None:
+            return "streaming" if opener is None else route.refusal(0)
+
+        return self._open("open_aead_stream", op, why)
+
+    def _open(self, member: str, op: Op, why: Any) -> tuple[str, Any, int | None] | dict[str, str]:
+        """The first route whose engine's ``member`` opens a stream for ``op``; ``why(route,
+        opener)`` is the reason to pass a route over before asking it (None: ask)."""
         passed: dict[str, str] = {}
         for route in self.routes:
-            opener = getattr(route.engine, "open_stream", None)
-            reason = route.refusal(size) or ("streaming" if opener is None else None)
+            opener = getattr(route.engine, member, None)
+            reason = why(route, opener)
             if reason is None:
                 try:
                     stream = opener(op)
@@ -411,10 +442,10 @@ class Lane:
                     self.stream_fault(route.name, exc)
                     reason = "fault"
                 else:
-                    for name, why in passed.items():
-                        if why != "fault":
-                            self.provider.counters.cell(name, self.alg).decline(why)
-                            self.provider.watch.miss(name, why)
+                    for name, passed_why in passed.items():
+                        if passed_why != "fault":
+                            self.provider.counters.cell(name, self.alg).decline(passed_why)
+                            self.provider.watch.miss(name, passed_why)
                     return route.name, stream, route.high
             passed[route.name] = reason
         return passed
@@ -432,7 +463,7 @@ class Lane:
         self.provider.watch.miss(name, "fault")
 
 
-_ANSWERS = (InvalidTag, InvalidSignature)
+_ANSWERS = (InvalidTag, InvalidSignature, InvalidUnwrap)
 
 
 def _sampled(provider: Provider, route: _Route, alg: str) -> Sampled:

@@ -179,6 +179,40 @@ DSA_SIZES = (1024, 2048, 3072, 4096)
 #: EdDSA signatures, and X25519/X448 agreement, by name.
 EDDSA_NAMES = ("ed25519-sign", "ed25519-verify", "ed448-sign", "ed448-verify")
 XDH_NAMES = ("x25519", "x448")
+#: Password-hashing KDFs beside PBKDF2 (``pbkdf2-hmac-<hash>``, one per HMAC hash).
+KDF_NAMES = ("scrypt", "argon2d", "argon2i", "argon2id")
+#: ML-KEM parameter sets (FIPS 203) and ML-DSA ones (FIPS 204) `cryptography` has.
+MLKEM_SIZES = (768, 1024)
+MLDSA_SIZES = (44, 65, 87)
+
+
+def pbkdf2_name(hash_alg: str) -> str:
+    """`pbkdf2-hmac-sha256` from our hash name."""
+    return f"pbkdf2-hmac-{hash_alg}"
+
+
+def keywrap_name(key_len: int, padded: bool) -> str:
+    """`aes-128-keywrap` (RFC 3394) or `aes-128-keywrap-pad` (RFC 5649) from the wrapping key's
+    length in bytes."""
+    return f"aes-{key_len * 8}-keywrap" + ("-pad" if padded else "")
+
+
+@functools.cache
+def post_quantum_names() -> tuple[str, ...]:
+    """ML-KEM and ML-DSA names (``mlkem-768-encap``, ``mldsa-65-sign``...), each family only
+    where the installed `cryptography` has its module."""
+    import importlib.util
+
+    def has(module: str) -> bool:
+        spec = importlib.util.find_spec(f"cryptography.hazmat.primitives.asymmetric.{module}")
+        return spec is not None
+
+    names = []
+    if has("mlkem"):
+        names += [f"mlkem-{n}-{kind}" for n in MLKEM_SIZES for kind in ("encap", "decap")]
+    if has("mldsa"):
+        names += [f"mldsa-{n}-{kind}" for n in MLDSA_SIZES for kind in ("sign", "verify")]
+    return tuple(names)
 
 
 def hash_name(algorithm: hashes.HashAlgorithm) -> str:
@@ -232,4 +266,8 @@ def all_algorithms() -> list[str]:
     names += [f"dsa-{bits}-{side}" for bits in DSA_SIZES for side in ("sign", "verify")]
     names += [*EDDSA_NAMES, *XDH_NAMES]
     names.append("drbg")
+    names += [pbkdf2_name(h) for h in HASH_NAMES if h not in XOF_NAMES]
+    names += KDF_NAMES
+    names += [keywrap_name(n, pad) for pad in (False, True) for n in (16, 24, 32)]
+    names += post_quantum_names()
     return names

@@ -12,25 +12,30 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
+from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
 
 #: What each field holds. A field an entry of :data:`CONTRACT` does not list is None.
 FIELDS: dict[str, str] = {
     "key": "the key: bytes for the symmetric algorithms (or a DeviceKey for AES: only its engine "
-    "can use it; Triple DES: the 24-byte form; XTS: both keys), a `cryptography` key object for "
-    "RSA, EC, DSA, Ed25519, Ed448, X25519 and X448, a `blocks.ffdh.PrivateKey` for DH (FFDH "
-    "runs on GMP, not on `cryptography`'s deprecated API)",
+    "can use it; Triple DES: the 24-byte form; XTS: both keys; key wrap: the wrapping key), the "
+    "password or key material of a KDF, a `cryptography` key object for RSA, EC, DSA, Ed25519, "
+    "Ed448, X25519, X448, ML-KEM and ML-DSA, a `blocks.ffdh.PrivateKey` for DH (FFDH runs on "
+    "GMP, not on `cryptography`'s deprecated API)",
     "iv": "bytes: the IV, initial counter block or XTS tweak (cipher; None for ECB and ARC4; "
     "ChaCha20's 4-byte little-endian block counter and 12-byte nonce), the nonce (aead, GMAC; "
     "None for AES-SIV without one)",
     "data": "bytes-like: the payload (plaintext, ciphertext, message); for an AEAD decrypt the "
-    "ciphertext followed by its tag",
+    "ciphertext followed by its tag; the key to wrap or the wrapped key (keywrap); the ML-KEM "
+    "ciphertext to decapsulate; the message ML-DSA signs (None when it signs a digest, mu)",
     "out": "a bytearray or writable byte memoryview with room for len(data) bytes, or None: "
     "where the result goes instead of a new bytes (cipher; the caller's update_into buffer)",
     "aad": "bytes-like or None: associated data, authenticated and not encrypted (aead; for "
-    "AES-SIV a tuple of bytes-like items, RFC 5297's vector, the nonce not among them)",
+    "AES-SIV a tuple of bytes-like items, RFC 5297's vector, the nonce not among them); "
+    "Argon2's associated data",
     "tag_length": "int: bytes of authentication tag, produced on encrypt, expected at the end "
     "of data on decrypt (aead, GMAC)",
-    "digest": "bytes: the message's digest under hash_alg, to sign or verify against",
+    "digest": "bytes: the message's digest under hash_alg, to sign or verify against (ML-DSA: "
+    "mu, the 64-byte message representative, in place of data)",
     "signature": "bytes: the signature to check",
     "value": "int: the number to raise to the key's exponent, 0 < value < n (RSA raw)",
     "padding": "a `cryptography` padding object: PKCS1v15(), PSS(...), OAEP(...)",
@@ -38,7 +43,13 @@ FIELDS: dict[str, str] = {
     "deterministic": "bool: derive the ECDSA nonce from key and digest (RFC 6979)",
     "peer": "the other party's public key: a `cryptography` key object (ECDH, X25519, X448), "
     "a `blocks.ffdh.PublicKey` (FFDH)",
-    "length": "int: bytes wanted (rng; the output of an extendable-output hash, SHAKE)",
+    "length": "int: bytes wanted (rng; the output of an extendable-output hash, SHAKE; the "
+    "key a KDF derives)",
+    "salt": "bytes: a KDF's salt (PBKDF2, scrypt, Argon2)",
+    "params": "tuple of ints: a KDF's cost, in `cryptography`'s argument order: PBKDF2 "
+    "(iterations,), scrypt (n, r, p), Argon2 (iterations, lanes, memory_cost in KiB)",
+    "secret": "bytes or None: Argon2's secret value (a key: never shown)",
+    "context": "bytes-like or None: the ML-DSA context string (at most 255 bytes)",
 }
 
 
@@ -147,6 +158,44 @@ CONTRACT: dict[tuple[str, str], Entry] = {
         (InvalidSignature,),
     ),
     ("rng", "seed"): Entry(("length",), (), "bytes: length random bytes", _BYTES),
+    ("kdf", "derive"): Entry(
+        ("key", "salt", "length", "params"),
+        ("aad", "secret"),
+        "bytes: the derived key, length bytes (aad and secret: Argon2's only)",
+        _BYTES,
+    ),
+    ("keywrap", "wrap"): Entry(
+        ("key", "data"),
+        (),
+        "bytes: the wrapped key, 8 bytes longer than data (RFC 5649: than data padded to 8)",
+        _BYTES,
+    ),
+    ("keywrap", "unwrap"): Entry(
+        ("key", "data"),
+        (),
+        "bytes: the unwrapped key; InvalidUnwrap if the integrity check fails",
+        _BYTES,
+        (InvalidUnwrap,),
+    ),
+    ("mlkem", "encapsulate"): Entry(
+        ("key",), (), "tuple: (shared secret, ciphertext), for the public key", tuple
+    ),
+    ("mlkem", "decapsulate"): Entry(
+        ("key", "data"), (), "bytes: the shared secret (a wrong ciphertext gives another)", _BYTES
+    ),
+    ("mldsa", "sign"): Entry(
+        ("key",),
+        ("data", "digest", "context"),
+        "bytes: the signature of data under context, or of mu (digest); one of data, digest",
+        _BYTES,
+    ),
+    ("mldsa", "verify"): Entry(
+        ("key", "signature"),
+        ("data", "digest", "context"),
+        "None; InvalidSignature if the signature does not hold (of data, or of mu: digest)",
+        type(None),
+        (InvalidSignature,),
+    ),
 }
 
 
@@ -447,12 +496,110 @@ class RngOp(Op):
         return self.length if isinstance(self.length, int) else 0
 
 
+class KdfOp(Op):
+    """PBKDF2, scrypt, Argon2: derive ``length`` bytes from ``key`` (the password or key
+    material), ``salt`` and the cost ``params``; Argon2 also takes ``aad`` and ``secret``.
+
+    Its ``size`` is 0, as for public-key ops: the work is set by ``params``, not by the
+    password's length, and counters adding up password lengths would tell something of them.
+    """
+
+    __slots__ = ("aad", "key", "length", "params", "salt", "secret")
+    family = "kdf"
+    FIELDS = ("key", "salt", "length", "params", "aad", "secret")
+
+    def __init__(
+        self,
+        alg: str,
+        kind: str,
+        key: Any,
+        salt: bytes,
+        length: int,
+        params: tuple[int, ...],
+        aad: bytes | None = None,
+        secret: bytes | None = None,
+    ) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.key = key
+        self.salt = salt
+        self.length = length
+        self.params = params
+        self.aad = aad
+        self.secret = secret
+
+
+class KeywrapOp(Op):
+    """AES key wrap (RFC 3394; ``-pad``: RFC 5649): ``key`` wraps or unwraps ``data``.
+
+    ``size`` is the key wrapped: ``data``'s length to wrap, less the 8-byte integrity block to
+    unwrap (as an AEAD op's size leaves out its tag).
+    """
+
+    __slots__ = ("data", "key")
+    family = "keywrap"
+    FIELDS = ("key", "data")
+
+    def __init__(self, alg: str, kind: str, key: Any, data: Any) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.key = key
+        self.data = data
+
+    @property
+    def size(self) -> int:
+        n = len(self.data)
+        return n if self.kind == "wrap" else max(n - 8, 0)
+
+
+class MlkemOp(Op):
+    """ML-KEM with a `cryptography` key: encapsulate to the public ``key``, or decapsulate the
+    ciphertext ``data`` with the private one."""
+
+    __slots__ = ("data", "key")
+    family = "mlkem"
+    FIELDS = ("key", "data")
+
+    def __init__(self, alg: str, kind: str, key: Any, data: Any = None) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.key = key
+        self.data = data
+
+
+class MldsaOp(Op):
+    """ML-DSA with a `cryptography` key: sign or verify ``data`` (the message) under
+    ``context``, or ``digest`` (mu, the 64-byte message representative)."""
+
+    __slots__ = ("context", "data", "digest", "key", "signature")
+    family = "mldsa"
+    FIELDS = ("key", "data", "digest", "context", "signature")
+
+    def __init__(
+        self,
+        alg: str,
+        kind: str,
+        key: Any,
+        data: Any = None,
+        digest: Any = None,
+        context: Any = None,
+        signature: Any = None,
+    ) -> None:
+        self.alg = alg
+        self.kind = kind
+        self.key = key
+        self.data = data
+        self.digest = digest
+        self.context = context
+        self.signature = signature
+
+
 #: The record class of each family.
 OP_CLASSES: dict[str, type[Op]] = {
     cls.family: cls
     for cls in (
         *(CipherOp, AeadOp, HashOp, MacOp, RsaOp, EcdsaOp, EcdhOp, DhOp, RngOp),
-        *(XdhOp, EddsaOp, DsaOp),
+        *(XdhOp, EddsaOp, DsaOp, KdfOp, KeywrapOp, MlkemOp, MldsaOp),
     )
 }
 

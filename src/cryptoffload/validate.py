@@ -9,10 +9,20 @@ from typing import Any
 import gmpy2
 from cryptography.exceptions import InvalidTag, UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives.asymmetric import padding
+from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
 
 from cryptoffload.blocks import ivs, pkcs1
 from cryptoffload.devicekey import DeviceKey
-from cryptoffload.names import CIPHER_FAMILIES, XOF_NAMES, cipher_family, hash_name
+from cryptoffload.names import (
+    CIPHER_FAMILIES,
+    HASH_NAMES,
+    KDF_NAMES,
+    MLDSA_SIZES,
+    MLKEM_SIZES,
+    XOF_NAMES,
+    cipher_family,
+    hash_name,
+)
 
 AES_KEY_SIZES = (16, 24, 32)
 GCM_TAG_SIZES = frozenset({4, 8, 12, 13, 14, 15, 16})
@@ -594,6 +604,190 @@ def _dsa_sign(op: Any) -> None:
     digest_fits(op.digest, op.hash_alg)
 
 
+# -- password KDFs, key wrap, ML-KEM, ML-DSA: `cryptography`'s checks and messages ------------
+
+
+def pbkdf2_params(iterations: int) -> None:
+    """PBKDF2 runs its HMAC at least once."""
+    if iterations < 1:
+        raise ValueError("iterations must be greater than or equal to 1.")
+
+
+def scrypt_params(n: int, r: int, p: int) -> None:
+    """scrypt's cost: n a power of 2 above 1, r and p at least 1 (RFC 7914)."""
+    if n < 2 or n & (n - 1):
+        raise ValueError("n must be greater than 1 and be a power of 2.")
+    if r < 1:
+        raise ValueError("r must be greater than or equal to 1.")
+    if p < 1:
+        raise ValueError("p must be greater than or equal to 1.")
+
+
+def argon2_params(salt: bytes, length: int, iterations: int, lanes: int, memory: int) -> None:
+    """Argon2's limits (RFC 9106 3.1): an 8-byte salt, a 4-byte tag, 8 KiB a lane."""
+    if len(salt) < 8:
+        raise ValueError("salt must be at least 8 bytes")
+    if length < 4:
+        raise ValueError("length must be greater than or equal to 4.")
+    if iterations < 1:
+        raise ValueError("iterations must be greater than or equal to 1.")
+    if lanes < 1:
+        raise ValueError("lanes must be greater than or equal to 1.")
+    if memory // 8 < lanes:
+        raise ValueError("memory_cost must be an integer >= 8 * lanes.")
+
+
+#: Cost parameters each KDF takes (PBKDF2's names go on with the hash: ``pbkdf2-hmac-<hash>``).
+_KDF_PARAMS = {"pbkdf2": 1, **dict.fromkeys(KDF_NAMES, 3)}
+
+
+def _kdf_op(op: Any) -> None:
+    alg = op.alg
+    stem = "pbkdf2" if alg.startswith("pbkdf2-hmac-") else alg
+    hash_ok = stem != "pbkdf2" or (alg[12:] in HASH_NAMES and alg[12:] not in XOF_NAMES)
+    if stem not in _KDF_PARAMS or not hash_ok:
+        raise ValueError(f"{alg!r} is not a KDF (pbkdf2-hmac-sha256, scrypt, argon2id...)")
+    byteslike("key_material", op.key)
+    if op.salt.__class__ is not bytes:
+        raise TypeError(f"salt must be bytes, got {type(op.salt).__name__}")
+    int_value("length", op.length)
+    params = op.params
+    if params.__class__ is not tuple or len(params) != _KDF_PARAMS[stem]:
+        raise ValueError(f"{alg} takes {_KDF_PARAMS[stem]} cost parameters, got {params!r}")
+    for value in (op.length, *params):
+        int_value("a KDF parameter", value)
+        if value < 0:
+            raise ValueError("KDF parameters are not negative")
+    if stem == "pbkdf2":
+        pbkdf2_params(*params)
+    elif stem == "scrypt":
+        scrypt_params(*params)
+    else:
+        argon2_params(op.salt, op.length, *params)
+    for name in ("aad", "secret"):
+        value = getattr(op, name)
+        if value is not None and (not stem.startswith("argon2") or value.__class__ is not bytes):
+            raise TypeError(f"{name} is bytes or None, and Argon2's only")
+
+
+def wrapping_key(key: Any) -> None:
+    """A key-wrap key: an AES key, 16, 24 or 32 bytes."""
+    byteslike("wrapping_key", key)
+    if len(key) not in AES_KEY_SIZES:
+        raise ValueError("The wrapping key must be a valid AES key length")
+
+
+def key_to_wrap(data: Any, padded: bool) -> None:
+    """RFC 3394 wraps whole 8-byte blocks, two or more; RFC 5649 1 to 2**32 - 1 bytes."""
+    byteslike("key_to_wrap", data)
+    n = len(data)
+    if padded:
+        if not 0 < n < 1 << 32:
+            raise ValueError("key_to_wrap must be between 1 and 2^32 bytes")
+        return
+    if n < 16:
+        raise ValueError("The key to wrap must be at least 16 bytes")
+    if n % 8:
+        raise ValueError("The key to wrap must be a multiple of 8 bytes")
+
+
+def wrapped_key(data: Any, padded: bool) -> None:
+    """A wrapped key is whole 8-byte blocks: 3 or more (RFC 3394), 2 or more (RFC 5649);
+    InvalidUnwrap otherwise, as `cryptography` answers."""
+    byteslike("wrapped_key", data)
+    least = 16 if padded else 24
+    if len(data) < least:
+        raise InvalidUnwrap(f"Must be at least {least} bytes")
+    if len(data) % 8:
+        raise InvalidUnwrap("The wrapped key must be a multiple of 8 bytes")
+
+
+def _keywrap_op(op: Any) -> None:
+    alg = op.alg
+    padded = alg.endswith("-keywrap-pad")
+    if not (padded or alg.endswith("-keywrap")) or not alg.startswith("aes-"):
+        raise ValueError(f"{alg!r} is not a key wrap (aes-128-keywrap, aes-256-keywrap-pad...)")
+    if op.kind == "wrap":
+        wrapping_key(op.key)
+        key_to_wrap(op.data, padded)
+    else:
+        wrapped_key(op.data, padded)
+        wrapping_key(op.key)
+    want = aes_key_bytes(alg)
+    if len(op.key) != want:
+        raise ValueError(f"{alg} takes a {want}-byte key, got {len(op.key)}")
+
+
+#: Bytes of an ML-KEM ciphertext, by parameter set (FIPS 203 table 3).
+MLKEM_CIPHERTEXT = {768: 1088, 1024: 1568}
+
+
+#: The last part of an ML-KEM or ML-DSA name, by kind.
+_PQ_SUFFIX = {"encapsulate": "encap", "decapsulate": "decap", "sign": "sign", "verify": "verify"}
+
+
+@functools.cache
+def _post_quantum_class(family: str, size: int, side: str) -> type:
+    """`cryptography`'s key class of an ML-KEM or ML-DSA parameter set (imported on first use:
+    only where `cryptography` has the module)."""
+    from importlib import import_module
+
+    module = import_module(f"cryptography.hazmat.primitives.asymmetric.{family}")
+    return getattr(module, f"{family.upper()}{size}{side}Key")
+
+
+def _post_quantum_key(op: Any, family: str, sizes: tuple[int, ...], private: bool) -> int:
+    """The parameter set ``op.alg`` names, its key checked against it (a `cryptography` key)."""
+    parts = op.alg.split("-")
+    size = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else 0
+    if parts[0] != family or size not in sizes:
+        raise ValueError(f"{op.alg!r} is not an {family.upper()} algorithm name")
+    if _PQ_SUFFIX[op.kind] != parts[2]:  # counted under the name: it must say what was done
+        raise ValueError(f"a {op.kind} op is named {family}-{size}-{_PQ_SUFFIX[op.kind]}")
+    cls = _post_quantum_class(family, size, "Private" if private else "Public")
+    if not isinstance(op.key, cls):
+        raise TypeError(f"{op.alg} needs an {cls.__name__}, got {type(op.key).__name__}")
+    return size
+
+
+def _mlkem_op(op: Any) -> None:
+    size = _post_quantum_key(op, "mlkem", MLKEM_SIZES, op.kind == "decapsulate")
+    if op.kind == "decapsulate":
+        byteslike("ciphertext", op.data)
+        if len(op.data) != MLKEM_CIPHERTEXT[size]:
+            raise ValueError(f"Invalid ML-KEM-{size} ciphertext")
+
+
+def mldsa_context(context: Any) -> None:
+    """An ML-DSA context string: at most 255 bytes (FIPS 204 5.2)."""
+    if context is not None:
+        byteslike("context", context)
+        if len(context) > 255:
+            raise ValueError("Context must be at most 255 bytes")
+
+
+def mldsa_mu(mu: Any) -> None:
+    """An ML-DSA message representative: 64 bytes."""
+    byteslike("mu", mu)
+    if len(mu) != 64:
+        raise ValueError("mu must be 64 bytes")
+
+
+def _mldsa_op(op: Any) -> None:
+    _post_quantum_key(op, "mldsa", MLDSA_SIZES, op.kind == "sign")
+    if op.data is not None and op.digest is not None:
+        raise ValueError("an ML-DSA op signs or verifies one of data (a message), digest (mu)")
+    if op.kind == "verify":
+        byteslike("signature", op.signature)
+    if op.digest is not None:
+        if op.context is not None:
+            raise ValueError("mu already holds the context: an op with digest has none")
+        mldsa_mu(op.digest)
+    else:
+        byteslike("data", op.data)
+        mldsa_context(op.context)
+
+
 #: The check of every family/kind of ops.CONTRACT (a test keeps the two tables in step).
 OP_CHECKS: dict[str, dict[str, Callable[[Any], None]]] = {
     "cipher": {"encrypt": _cipher_op, "decrypt": _cipher_op},
@@ -614,6 +808,10 @@ OP_CHECKS: dict[str, dict[str, Callable[[Any], None]]] = {
     "eddsa": {"sign": _eddsa_sign, "verify": _eddsa_verify},
     "xdh": {"exchange": _xdh_op},
     "dsa": {"sign": _dsa_sign, "verify": _ecdsa_verify},
+    "kdf": {"derive": _kdf_op},
+    "keywrap": {"wrap": _keywrap_op, "unwrap": _keywrap_op},
+    "mlkem": {"encapsulate": _mlkem_op, "decapsulate": _mlkem_op},
+    "mldsa": {"sign": _mldsa_op, "verify": _mldsa_op},
 }
 
 

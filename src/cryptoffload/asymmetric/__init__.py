@@ -27,3 +27,10 @@ __all__ = [
     "x448",
     "x25519",
 ]
+
+try:  # ML-KEM and ML-DSA where the installed `cryptography` has them
+    from cryptoffload.asymmetric import mldsa, mlkem
+except ImportError:  # pragma: no cover - cryptography before ML-KEM/ML-DSA
+    pass
+else:
+    __all__ += ["mldsa", "mlkem"]

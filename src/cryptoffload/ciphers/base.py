@@ -18,6 +18,8 @@ from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 
 from cryptoffload import modes, validate
 from cryptoffload.blocks import ivs
+from cryptoffload.ciphers._gcm import gcm_context
+from cryptoffload.ciphers._software import SoftwareStream, software_context
 from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
 from cryptoffload.ops import CipherOp
 from cryptoffload.provider import Lane, Provider, resolve
@@ -134,16 +136,15 @@ class Cipher:
         if self._mode_name == "xts" and encrypt:
             validate.xts_keys(self.algorithm.key)
         lane = resolve(self._provider).lane(self._alg)
-        if self._mode_name in ("gcm", "arc4"):
-            # No engine carries GHASH (or an RC4 state) across calls: the stream is software's,
-            # counted as a `streaming` decline of each engine; a policy that requires offload
-            # refuses it now.
-            lane.allow_software(lane.declines_for("streaming"))
-            if self._mode_name == "arc4":
-                return _SoftwareStream(self, lane, encrypt)
-            if encrypt:
-                return _GcmEncryptor(self, lane, True)
-            return _GcmDecryptor(self, lane, False)
+        if self._mode_name == "gcm":
+            # GHASH runs across calls: an engine that keeps it (open_aead_stream) or software.
+            return gcm_context(self, lane, encrypt)
+        if self._mode_name == "arc4":
+            # No engine carries an RC4 state across calls: the stream is software's, counted as
+            # a `streaming` decline of each engine; a policy that requires offload refuses it now.
+            declines = lane.declines_for("streaming")
+            lane.allow_software(declines)
+            return SoftwareStream(self, lane, encrypt, declines)
         if lane.software_only:
             return _DirectContext(self, lane, encrypt)
         return _ChainedContext(self, lane, encrypt)
@@ -163,11 +164,6 @@ def _explain(algorithm: Any, mode: Any, mode_name: str | None) -> None:
         validate.gcm_tag_length(len(mode.tag))
 
 
-def _software_context(cipher: Cipher, encrypt: bool) -> Any:
-    sw = _Cipher(cipher.algorithm, cipher.mode)
-    return sw.encryptor() if encrypt else sw.decryptor()
-
-
 class _DirectContext:
     """Only software takes this algorithm: stream through one OpenSSL context; count each update
     that gives output."""
@@ -175,7 +171,7 @@ class _DirectContext:
     __slots__ = ("_ctx", "_lane")
 
     def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
-        self._ctx = _software_context(cipher, encrypt)
+        self._ctx = software_context(cipher, encrypt)
         self._lane = lane
 
     # An update counts as an op when it gives output, as on the engine path (where an empty
@@ -197,81 +193,6 @@ class _DirectContext:
 
     def reset_nonce(self, nonce: bytes) -> None:
         self._ctx.reset_nonce(nonce)
-
-
-class _SoftwareStream:
-    """A stream no engine can carry across calls (GCM's GHASH, ARC4's state): OpenSSL does it.
-
-    The op is counted when it ends; engines that claim the algorithm are counted as declining it
-    for ``streaming`` (one-shot AEAD through ``aead.AESGCM`` is what engines take).
-    """
-
-    __slots__ = ("_counted", "_ctx", "_lane", "_total")
-
-    def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
-        self._ctx = _software_context(cipher, encrypt)
-        self._lane = lane
-        self._total = 0
-        self._counted = False
-
-    def update(self, data: bytes) -> bytes:
-        out = self._ctx.update(data)
-        self._total += len(data)
-        return out
-
-    def update_into(self, data: bytes, buf: Any) -> int:
-        n = self._ctx.update_into(data, buf)
-        self._total += len(data)
-        return n
-
-    def reset_nonce(self, nonce: bytes) -> None:
-        self._ctx.reset_nonce(nonce)
-
-    def _done(self) -> None:
-        if self._counted:
-            return
-        self._counted = True
-        lane = self._lane
-        lane.finish_in_software(self._total, lane.declines_for("streaming"))
-
-    def finalize(self) -> bytes:
-        try:
-            return self._ctx.finalize()
-        finally:
-            self._done()
-
-
-class _GcmContext(_SoftwareStream):
-    """Streaming GCM: associated data, then the stream (see _SoftwareStream)."""
-
-    __slots__ = ()
-
-    def authenticate_additional_data(self, data: bytes) -> None:
-        self._ctx.authenticate_additional_data(data)
-
-
-class _GcmEncryptor(_GcmContext):
-    """A streaming GCM encryption; ``tag`` once finalized."""
-
-    __slots__ = ()
-
-    @property
-    def tag(self) -> bytes:
-        return self._ctx.tag
-
-
-class _GcmDecryptor(_GcmContext):
-    """A streaming GCM decryption; the tag in the mode, or given to ``finalize_with_tag``."""
-
-    __slots__ = ()
-
-    def finalize_with_tag(self, tag: bytes) -> bytes:
-        validate.byteslike("tag", tag)
-        validate.gcm_tag_length(len(tag))
-        try:
-            return self._ctx.finalize_with_tag(tag)
-        finally:
-            self._done()
 
 
 def _as_buffer(data: Any) -> Any:
@@ -626,6 +547,3 @@ class _ChainedContext:
 
 CipherContext.register(_DirectContext)
 CipherContext.register(_ChainedContext)
-CipherContext.register(_SoftwareStream)
-AEADEncryptionContext.register(_GcmEncryptor)
-AEADDecryptionContext.register(_GcmDecryptor)

@@ -13,15 +13,16 @@ any object with these members is an engine.
 
 ``run(op) -> result``
     Performs one Op (a :mod:`cryptoffload.ops` record: ``CipherOp``, ``AeadOp``, ``HashOp``,
-    ``MacOp``, ``RsaOp``, ``EcdsaOp``, ``EcdhOp``, ``DhOp``, ``RngOp``), returning the result that
+    ``MacOp``, ``RsaOp``, ``EcdsaOp``, ``EcdhOp``, ``DhOp``, ``RngOp``, ``XdhOp``, ``EddsaOp``,
+    ``DsaOp``, ``KdfOp``, ``KeywrapOp``, ``MlkemOp``, ``MldsaOp``), returning the result that
     ``ops.CONTRACT`` gives for its ``(family, kind)``; the fields each sets mean what
     ``ops.FIELDS`` says. Raises :class:`cryptoffload.errors.Unavailable` (with a reason) to
     decline, including for a field it cannot honour (an RFC 6979 ``deterministic`` signature, a
     nonce length); any other exception is a fault, counted, and the provider moves on. Results
-    of a failed authentication are raised as ``InvalidTag`` / ``InvalidSignature``: they are
-    answers, not faults. An engine never checks what the provider already validated, and never
-    returns partial output (a cipher op's ``out`` buffer may be left half written on a fault:
-    whoever finishes the op writes all of it).
+    of a failed authentication are raised as ``InvalidTag`` / ``InvalidSignature`` /
+    ``InvalidUnwrap`` (a key unwrap): they are answers, not faults. An engine never checks what
+    the provider already validated, and never returns partial output (a cipher op's ``out``
+    buffer may be left half written on a fault: whoever finishes the op writes all of it).
 
     Results are held to software's: ``cryptoffload verify`` redoes every result of its workload
     in software, and a provider built with ``cross_check=RATE`` (say ``1/1000``; 0, the default,
@@ -61,6 +62,19 @@ Optional members, read with ``getattr`` and a default:
     ``finalize() -> bytes`` (the digest or tag; the stream is spent) and ``close()``. Raise
     ``Unavailable`` to decline; any other exception from the stream is a fault, after which the
     context feeds the whole message to software (it keeps what it sent until the end).
+``open_aead_stream(op) -> stream`` on the engine
+    For AES-GCM fed piece by piece (``Cipher(AES(key), GCM(iv))``'s encryptor and decryptor): a
+    running state (GHASH, counter, lengths) kept by the engine. ``op`` is an ``AeadOp`` with the
+    algorithm, kind (``encrypt`` / ``decrypt``), key and nonce (data and aad empty, tag_length
+    16). The stream has ``update_aad(data)`` (all AAD comes before any data), ``update(data) ->
+    bytes`` (the output for exactly those bytes, at once: a decryption's plaintext leaves before
+    the tag is checked, as in `cryptography`), ``finalize(tag=None) -> bytes`` (encryption: the
+    16-byte tag; decryption: checks ``tag``, 4 to 16 bytes, returns b"" or raises
+    ``InvalidTag``; the stream is spent) and ``close()``. Raise ``Unavailable`` to decline (an
+    engine without the member is counted as declining ``streaming``); any other exception from
+    the stream is a fault, after which software redoes the AAD and data sent so far (the context
+    keeps them until the end) and finishes with the same outputs. Counted as one op of the data
+    bytes when the stream ends.
 """
 
 from __future__ import annotations

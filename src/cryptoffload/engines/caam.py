@@ -218,6 +218,19 @@ class CaamEngine:
             return _mapped(lambda: caam_hash.open_stream(driver, op.alg[5:], bytes(op.key)))
         raise Unavailable("streaming", op.alg)
 
+    def open_aead_stream(self, op: Op) -> Any:
+        """An AES-GCM whose running state (the class-1 context) the engine keeps between jobs."""
+        from cryptoffload.caam.recipes import gcm_stream
+
+        driver = self._ready(op)
+        if not op.alg.endswith("-gcm"):
+            raise Unavailable("streaming", op.alg)
+        key = self._key(op.key)
+        encrypt = op.kind == "encrypt"
+        return _MappedStream(
+            _mapped(lambda: gcm_stream.open_stream(driver, key, bytes(op.iv), encrypt=encrypt))
+        )
+
     def _ready(self, op: Op) -> Any:
         driver = self._driver
         if driver is None:
@@ -450,6 +463,31 @@ def _mapped(call: Callable[[], Any]) -> Any:
         raise Unavailable("no-device", str(exc)) from None
     except MemoryError as exc:  # the DMA pool is full: another op may fit later
         raise Unavailable("busy", f"DMA memory: {exc}") from None
+
+
+class _MappedStream:
+    """A recipe's stream with each call's driver errors mapped as :func:`_mapped` maps them
+    (a failed tag: InvalidTag)."""
+
+    __slots__ = ("_stream",)
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __repr__(self) -> str:
+        return f"<mapped {self._stream!r}>"
+
+    def update_aad(self, data: bytes) -> None:
+        _mapped(lambda: self._stream.update_aad(data))
+
+    def update(self, data: bytes) -> bytes:
+        return _mapped(lambda: self._stream.update(data))
+
+    def finalize(self, tag: bytes | None = None) -> bytes:
+        return _mapped(lambda: self._stream.finalize(tag))
+
+    def close(self) -> None:
+        self._stream.close()
 
 
 def _mapped_result(result: Any) -> Any:

@@ -8,12 +8,16 @@ left under ``software`` is what no engine op carries.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from typing import Any
+
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.software import SoftwareEngine
-from cryptoffload.errors import UnknownEngine
-from cryptoffload.names import all_algorithms
+from cryptoffload.errors import Unavailable, UnknownEngine
+from cryptoffload.names import HASH_NAMES, XOF_NAMES, all_algorithms
 
 
 class PassThroughEngine:
@@ -35,6 +39,69 @@ class PassThroughEngine:
 
     def run(self, op: Any) -> Any:
         return self._software.run(op)
+
+    def open_stream(self, op: Any) -> Any:
+        """A running hash or HMAC (OpenSSL through hashlib/hmac); others decline ``streaming``."""
+        name = op.alg[5:] if op.alg.startswith("hmac-") else op.alg
+        if name not in HASH_NAMES or name in XOF_NAMES:
+            raise Unavailable("streaming", op.alg)
+        if op.alg.startswith("hmac-"):
+            return _Stream(hmac.new(bytes(op.key), digestmod=HASH_NAMES[name]))
+        return _Stream(hashlib.new(HASH_NAMES[name]))
+
+    def open_aead_stream(self, op: Any) -> Any:
+        """AES-GCM fed piece by piece (OpenSSL's context); other AEADs decline ``streaming``."""
+        if not (op.alg.startswith("aes-") and op.alg.endswith("-gcm")):
+            raise Unavailable("streaming", op.alg)
+        return _GcmStream(op)
+
+
+class _Stream:
+    """A hash or HMAC state with the engine stream's members."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: Any) -> None:
+        self._state = state
+
+    def update(self, data: bytes) -> None:
+        self._state.update(data)
+
+    def copy(self) -> _Stream:
+        return _Stream(self._state.copy())
+
+    def finalize(self) -> bytes:
+        return self._state.digest()
+
+    def close(self) -> None:
+        self._state = None
+
+
+class _GcmStream:
+    """OpenSSL's GCM context with the engine AEAD stream's members (engines/base.py)."""
+
+    __slots__ = ("_ctx", "_encrypting")
+
+    def __init__(self, op: Any) -> None:
+        self._encrypting = op.kind == "encrypt"
+        mode = modes.GCM(bytes(op.iv), min_tag_length=4)
+        cipher = Cipher(algorithms.AES(bytes(op.key)), mode)
+        self._ctx = cipher.encryptor() if self._encrypting else cipher.decryptor()
+
+    def update_aad(self, data: bytes) -> None:
+        self._ctx.authenticate_additional_data(data)
+
+    def update(self, data: bytes) -> bytes:
+        return self._ctx.update(data)
+
+    def finalize(self, tag: bytes | None = None) -> bytes:
+        if self._encrypting:
+            self._ctx.finalize()
+            return self._ctx.tag
+        return self._ctx.finalize_with_tag(bytes(tag or b""))
+
+    def close(self) -> None:
+        self._ctx = None
 
 
 def from_spec(arg: str) -> PassThroughEngine:

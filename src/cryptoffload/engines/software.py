@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.poly1305 import Poly1305
 from cryptoffload import modes
 from cryptoffload.blocks import ffdh, pkcs1
 from cryptoffload.devicekey import DeviceKey
+from cryptoffload.engines import _software_more
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
 from cryptoffload.names import CIPHER_CLASSES, HASH_NAMES, all_algorithms
@@ -303,4 +304,5 @@ _HANDLERS = {
     "eddsa": _eddsa,
     "xdh": _xdh,
     "dsa": _dsa,
+    **_software_more.HANDLERS,
 }

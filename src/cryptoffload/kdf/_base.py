@@ -11,7 +11,8 @@ from cryptography.exceptions import AlreadyFinalized, InvalidKey
 
 from cryptoffload import validate
 from cryptoffload.hashes import digest
-from cryptoffload.provider import Provider
+from cryptoffload.ops import KdfOp
+from cryptoffload.provider import Provider, resolve
 
 #: The largest size `cryptography` takes for a length (a Rust ``usize``).
 USIZE_MAX = 2**64 - 1
@@ -25,6 +26,21 @@ def size(value: Any) -> int:
     if n > USIZE_MAX:
         raise OverflowError("int too big to convert")
     return n
+
+
+def u32(value: Any) -> int:
+    """``value`` as a 32-bit unsigned size (Argon2's costs), OverflowError beyond it."""
+    n = size(value)
+    if n >= 1 << 32:
+        raise OverflowError("int too big to convert")
+    return n
+
+
+def required_bytes(name: str, value: Any) -> bytes:
+    """``value`` if it is bytes (a salt): TypeError otherwise, as `cryptography`."""
+    if isinstance(value, bytes):
+        return value
+    raise TypeError(f"{name}: {type(value).__name__!r} object is not an instance of 'bytes'")
 
 
 def optional_bytes(name: str, value: Any) -> bytes | None:
@@ -101,6 +117,24 @@ class OneShotKDF:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} length={self._length}>"
+
+
+def run_kdf(
+    provider: Provider | None,
+    alg: str,
+    key: bytes,
+    salt: bytes,
+    length: int,
+    params: tuple[int, ...],
+    aad: bytes | None = None,
+    secret: bytes | None = None,
+) -> bytes:
+    """One KDF op (PBKDF2, scrypt, Argon2) through the lane of ``alg``: engines may take it.
+
+    The KDF object checked every field when it was made (and the key material as it came), as
+    `cryptography` does, so the lane does not check them again."""
+    lane = resolve(provider).lane(alg)
+    return lane.run(KdfOp(alg, "derive", key, salt, length, params, aad, secret), checked=True)
 
 
 def counter_blocks(length: int, block: Callable[[int], bytes]) -> bytes:

@@ -3,6 +3,7 @@ cryptoffload's keys; finite-field DH keys and parameters are read here, without 
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from cryptography.hazmat.primitives import serialization as _ser
@@ -75,6 +76,21 @@ _WRAPPERS = (
     x448.X448PrivateKey,
     x448.X448PublicKey,
 )
+
+
+def _post_quantum_wrappers() -> tuple[type, ...]:
+    """ML-KEM and ML-DSA key classes, where the installed `cryptography` has them."""
+    found: list[type] = []
+    for name in ("mlkem", "mldsa"):
+        try:
+            module = importlib.import_module(f"cryptoffload.{name}")
+        except ImportError:
+            continue
+        found += [getattr(module, attr) for attr in module.__all__ if attr.endswith("Key")]
+    return tuple(found)
+
+
+_WRAPPERS += _post_quantum_wrappers()
 
 
 def wrap_key(key: Any, *, provider: Provider | None = None) -> Any:
@@ -235,3 +251,7 @@ def load_ssh_public_identity(data: bytes, *, provider: Provider | None = None) -
     """A public key (or an SSH certificate, as `cryptography` gives it) from OpenSSH's format."""
     found = _ser.load_ssh_public_identity(data)
     return found if isinstance(found, SSHCertificate) else _loaded(found, provider)
+
+
+# The submodules at cryptography's paths, as attributes too (``serialization.pkcs12``...).
+from cryptoffload.serialization import base, pkcs7, pkcs12, ssh  # noqa: E402, F401

@@ -21,3 +21,16 @@ def native(key: Any) -> Any:
     ``to_cryptography``); anything else as it is."""
     to_cryptography = getattr(type(key), "to_cryptography", None)
     return key.to_cryptography() if to_cryptography is not None else key
+
+
+def fallback(module: types.ModuleType) -> Any:
+    """A module ``__getattr__`` that answers, from `cryptography`'s ``module``, every name the
+    mirror does not define (its private helpers, names a newer `cryptography` adds)."""
+
+    def __getattr__(name: str) -> Any:
+        try:
+            return getattr(module, name)
+        except AttributeError:
+            raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
+
+    return __getattr__

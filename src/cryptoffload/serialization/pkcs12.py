@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives.serialization import pkcs12 as _pkcs12
 
 from cryptoffload.provider import Provider
 from cryptoffload.serialization import wrap_key
-from cryptoffload.serialization._mirror import native, public_names
+from cryptoffload.serialization._mirror import fallback, native, public_names
 
 globals().update(public_names(_pkcs12))
 PKCS12KeyAndCertificates = _pkcs12.PKCS12KeyAndCertificates
@@ -45,3 +45,6 @@ def serialize_key_and_certificates(
     return _pkcs12.serialize_key_and_certificates(
         name, native(key), cert, cas, encryption_algorithm
     )
+
+
+__getattr__ = fallback(_pkcs12)

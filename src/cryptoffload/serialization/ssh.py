@@ -8,7 +8,7 @@ from cryptoffload.serialization import (
     load_ssh_public_identity,
     load_ssh_public_key,
 )
-from cryptoffload.serialization._mirror import public_names
+from cryptoffload.serialization._mirror import fallback, public_names
 
 _OURS = {
     "load_ssh_private_key": load_ssh_private_key,
@@ -17,3 +17,5 @@ _OURS = {
 }
 globals().update({**public_names(_ssh), **_OURS})
 __all__ = sorted(public_names(_ssh))
+
+__getattr__ = fallback(_ssh)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -14,12 +14,12 @@ from rich.table import Table
 
 from cryptoffload import __version__
 from cryptoffload.caam.cli import add_parser as add_caam_parser
-from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import EngineError
 from cryptoffload.provider import Provider, default_provider
 from cryptoffload.tools.bench.cli import add_parsers as add_bench_parsers
 from cryptoffload.tools.bench.cli import comma_list
 from cryptoffload.tools.calibrate_cli import add_parser as add_calibrate_parser
+from cryptoffload.tools.engine_rows import engine_rows
 from cryptoffload.tools.run import add_parser as add_run_parser
 from cryptoffload.tools.run import split as split_run_argv
 from cryptoffload.tools.verify_cli import add_parser as add_verify_parser
@@ -46,31 +46,6 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
         metavar="LIST",
         help="comma-separated engine specs, as for bench (e.g. software,afalg:any)",
     )
-
-
-def engine_rows(provider: Provider) -> list[dict[str, Any]]:
-    """Each engine's capabilities; with ``figures`` for an engine that keeps its own (the CAAM
-    driver's jobs, descriptor words, bytes each way...), beside the provider's counters."""
-    engines = {engine.name: engine for engine in provider.engines}
-    rows = []
-    for name, caps in provider.capabilities.items():
-        row = _caps_row(name, caps)
-        figures = getattr(engines.get(name), "figures", None)
-        if isinstance(figures, Mapping) and figures:
-            row["figures"] = dict(figures)
-        rows.append(row)
-    return rows
-
-
-def _caps_row(name: str, caps: Capabilities) -> dict[str, Any]:
-    return {
-        "name": name,
-        "available": caps.available,
-        "reason": caps.reason,
-        "algorithms": sorted(caps.algorithms),
-        "min_size": dict(caps.min_size),
-        "detail": {k: v for k, v in caps.detail.items()},
-    }
 
 
 #: Detail keys shown in tables of their own rather than in the detail column.

@@ -114,7 +114,7 @@ def write_counters(
     """Add this process's counters to the JSON file at ``path`` (under a lock: the processes of
     one run add up; a file left by another run is replaced). The shape is ``engines --json``'s,
     each engine row with its ``counters`` (algorithm -> ops, bytes, declined, faults)."""
-    from cryptoffload.tools.cli import engine_rows
+    from cryptoffload.tools.engine_rows import engine_rows
 
     provider = current()
     snapshot = provider.counters.snapshot()

@@ -15,6 +15,7 @@ import traceback
 import uuid
 from collections.abc import Sequence
 
+from cryptoffload.errors import CryptoffloadError
 from cryptoffload.tools.install import child_environment, install, write_counters
 
 #: Options of ``run`` that take a value (everything after the target is the program's).
@@ -32,14 +33,20 @@ DESCRIPTION = (
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """The ``run`` subcommand (its target and arguments are split off before argparse sees them:
-    see :func:`split`)."""
+    """The ``run`` subcommand of the ``cryptoffload`` command (its target and arguments are split
+    off before argparse sees them: see :func:`split`)."""
     p = sub.add_parser(
         "run",
         help="run a program unchanged, its crypto offloaded and counted",
         usage=USAGE,
         description=DESCRIPTION,
     )
+    add_arguments(p)
+    return p
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """``run``'s options, on the subcommand or on :func:`main`'s own parser."""
     p.add_argument(
         "--engines",
         "--engine",
@@ -65,7 +72,21 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m")
     p.add_argument("script", nargs="?", help="the script to run")
     p.set_defaults(func=cmd_run, program_args=[])
-    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m cryptoffload run ...`` without loading the other commands (start-up matters
+    for a wrapper): the program's exit status, or 2 for bad use."""
+    own, program_args = split(argv)
+    parser = argparse.ArgumentParser(prog="cryptoffload run", usage=USAGE, description=DESCRIPTION)
+    add_arguments(parser)
+    args = parser.parse_args(own)
+    args.program_args = program_args
+    try:
+        return cmd_run(args)
+    except (CryptoffloadError, ValueError, OSError) as exc:
+        print(f"cryptoffload run: {exc}", file=sys.stderr)
+        return 2
 
 
 def split(argv: Sequence[str]) -> tuple[list[str], list[str]]:

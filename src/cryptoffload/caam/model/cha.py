@@ -13,6 +13,11 @@ XORs the two itself). An ICV FIFO LOAD may follow the message's LAST1 (NXP's tem
 Inferred, not documented: the AAD and message are each zero-padded to a block for the MAC, as
 SP 800-38C formats them.
 
+GCM in several jobs (states INIT, UPDATE, FINALIZE) runs on ``gcm.RunningGcm``, whose running
+MAC, counter, J0 and lengths the class-1 context carries between jobs (layout in ``gcm``);
+INITFINAL runs on OpenSSL. UPDATE and FINALIZE resume from the context as it stands when the
+first data (or LAST1) arrives, so a LOAD before or after the OPERATION both work.
+
 Model limits: GCM IVs of 8 to 128 bytes (what `cryptography` takes; others: AES DATASIZ), ICVs of
 4 to 16 bytes; an IV FIFO LOAD in the other AES modes fills the context where the mode keeps its
 IV; the MDHA takes a raw HMAC key (no split keys); its INIT, UPDATE and FINALIZE states keep a
@@ -29,6 +34,7 @@ from cryptography.exceptions import AlreadyUpdated
 from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algorithms, modes
 
 from cryptoffload.caam import status
+from cryptoffload.caam.model.gcm import GcmStateError, RunningGcm
 from cryptoffload.caam.model.mdha import ALGORITHMS, RunningHash
 from cryptoffload.modes import CFB, OFB
 
@@ -94,7 +100,14 @@ class AesUnit:
     """The class-1 AESA running one mode; ``context`` is the DECO's class-1 context register."""
 
     def __init__(
-        self, aai: int, encrypt: bool, key: bytes, context: bytearray, *, icv_check: bool = False
+        self,
+        aai: int,
+        encrypt: bool,
+        key: bytes,
+        context: bytearray,
+        *,
+        icv_check: bool = False,
+        state: int = STATE_INITFINAL,
     ) -> None:
         if aai not in (AAI_CTR, AAI_CBC, AAI_ECB, AAI_CFB, AAI_OFB, AAI_CCM, AAI_GCM):
             raise _aes_error(status.ERR_MODE, f"AES mode AAI 0x{aai:x} is not modelled")
@@ -113,6 +126,9 @@ class AesUnit:
         self._mac_input = bytearray()  # CCM: B0 || padded AAD || padded plaintext, for the MAC
         self._ccm: CipherContext | None = None  # CCM: the counter-mode part
         self._tag = b""  # CCM: the encrypted tag once the stream has ended
+        self.state = state
+        #: GCM in several jobs: the running state (made when the first data arrives).
+        self._running: RunningGcm | None = None
         self.done = False
 
     def __repr__(self) -> str:
@@ -179,7 +195,58 @@ class AesUnit:
             self._gcm = cipher.decryptor()
             self._tagger = cipher.encryptor()
 
+    def _multi_job(self) -> RunningGcm:
+        """The running GCM of an INIT, UPDATE or FINALIZE job, started or resumed."""
+        run = self._running
+        if run is None:
+            run = self._running = RunningGcm(self._key, self.encrypt)
+            if self.state == STATE_INIT:
+                low, high = _GCM_IV_RANGE
+                if not low <= len(self._iv) <= high:
+                    raise _aes_error(status.ERR_DATASIZ, f"GCM IV of {len(self._iv)} bytes")
+                run.start(self._iv)
+            else:
+                run.resume(bytes(self._ctx[0:64]))
+        return run
+
+    def _gcm_step(self, kind: str, data: bytes) -> bytes:
+        """One FIFO LOAD of a multi-job GCM."""
+        if kind == "iv":
+            if self.state != STATE_INIT or self._running is not None:
+                raise _aes_error(status.ERR_SEQUENCE, "GCM IV outside an INIT job's start")
+            self._iv += data
+            return b""
+        if kind == "icv":
+            self._icv += data
+            return b""
+        run = self._multi_job()
+        try:
+            if kind == "aad":
+                run.aad(data)
+                return b""
+            return run.message(data)
+        except GcmStateError as err:
+            raise _aes_error(err.error, str(err)) from None
+
+    def _gcm_step_finish(self) -> None:
+        run = self._multi_job()
+        if self.state != STATE_FINALIZE:
+            self._ctx[0:64] = run.end_piece()
+            return
+        self._ctx[0:BLOCK] = run.tag()
+        self._check_gcm_icv(bytes(self._ctx[0:BLOCK]))
+
+    def _check_gcm_icv(self, tag: bytes) -> None:
+        if self.icv_check:
+            low, high = _ICV_RANGE
+            if not low <= len(self._icv) <= high:
+                raise _aes_error(status.ERR_DATASIZ, f"GCM ICV of {len(self._icv)} bytes")
+            if not hmac.compare_digest(tag[: len(self._icv)], self._icv):
+                raise _aes_error(status.ERR_ICVCHK, "GCM tag mismatch")
+
     def _gcm_feed(self, kind: str, data: bytes) -> bytes:
+        if self.state != STATE_INITFINAL:
+            return self._gcm_step(kind, data)
         if kind == "iv":
             if self._gcm is not None:
                 raise _aes_error(status.ERR_SEQUENCE, "GCM IV after AAD or message")
@@ -204,18 +271,16 @@ class AesUnit:
         return out
 
     def _gcm_finish(self) -> None:
+        if self.state != STATE_INITFINAL:
+            self._gcm_step_finish()
+            return
         self._gcm_start()
         tagger = self._tagger if self._tagger is not None else self._gcm
         assert tagger is not None
         tagger.finalize()
         tag = tagger.tag  # type: ignore[attr-defined]
         self._ctx[0:BLOCK] = tag
-        if self.icv_check:
-            low, high = _ICV_RANGE
-            if not low <= len(self._icv) <= high:
-                raise _aes_error(status.ERR_DATASIZ, f"GCM ICV of {len(self._icv)} bytes")
-            if not hmac.compare_digest(tag[: len(self._icv)], self._icv):
-                raise _aes_error(status.ERR_ICVCHK, "GCM tag mismatch")
+        self._check_gcm_icv(tag)
 
     # ------------------------------------------------------------------ CCM
 

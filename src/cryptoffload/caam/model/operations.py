@@ -12,6 +12,9 @@ Choices where the public sources stop (each gives the status a driver would see)
   stream, a GCM, CCM or HMAC ICV mismatch at the ICV FIFO LOAD (output already written).
   Class-1 data loaded before its OPERATION (the GCM job's IV) waits and is consumed when the
   OPERATION comes. AES with AAI DK: the model keeps raw key bytes, so DK changes nothing.
+- AES-GCM in several jobs: INIT or UPDATE leaves the running MAC, counter, J0 and lengths in
+  the class-1 context for a STORE; UPDATE and FINALIZE resume from what a LOAD put back
+  (cha.AesUnit and gcm). The other AES modes take every state alike.
 - Class-2 hashes in several jobs: INIT or UPDATE leaves the running state (chaining value plus
   an 8-byte byte count, cha.MdUnit and mdha) in the class-2 context for a STORE; UPDATE and
   FINALIZE resume from the context a LOAD put back. A non-final piece that is not a whole
@@ -124,7 +127,14 @@ class OperationCommands(JobState):
         self.used("AES")
         aai = f["aai"] & ~E.AAI_DK  # the key register holds raw key bytes: DK changes nothing
         try:
-            self.c1 = AesUnit(aai, f["encrypt"], self.keys[1], self.contexts[1], icv_check=f["icv"])
+            self.c1 = AesUnit(
+                aai,
+                f["encrypt"],
+                self.keys[1],
+                self.contexts[1],
+                icv_check=f["icv"],
+                state=f["state"],
+            )
         except ChaError as err:
             raise JobStop(err.status(c.index)) from None
         self.c1_mode = "AES"

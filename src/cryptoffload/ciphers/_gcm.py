@@ -1,0 +1,386 @@
+"""``Cipher(AES(key), GCM(iv))`` contexts: on an engine that keeps GHASH across calls, else OpenSSL.
+
+An engine's stream (``open_aead_stream``, engines/base.py) answers every ``update`` at once; the
+context keeps the AAD and data it sent, so that if the engine faults (or the policy's max_size or
+RETAIN_LIMIT is passed) software redoes them and finishes with the same outputs and tag. The
+calls keep `cryptography`'s rules, in its order: AlreadyFinalized, AlreadyUpdated, the byte
+limits of the mode (``_MAX_ENCRYPTED_BYTES``, ``_MAX_AAD_BYTES``), NotYetFinalized for an early
+``tag``, the tag rules of ``finalize`` / ``finalize_with_tag``, and the plaintext released
+before the tag is checked. After a failed tag the context is `cryptography`'s own (replayed), so
+what follows behaves as it would there.
+
+Counting, as for streamed hashes and MACs: one op when the stream ends, of the data bytes fed to
+``update`` (AAD not counted), under the engine that finished it (a failed tag included: the
+engine answered); after a fault or a ``too-large`` drop, under software, the engine's fault or
+decline counted. Engines passed over when the stream opened are counted then, with their reason
+(``streaming`` for one without ``open_aead_stream``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from cryptography.exceptions import AlreadyFinalized, AlreadyUpdated, InvalidTag, NotYetFinalized
+from cryptography.hazmat.primitives.ciphers import AEADDecryptionContext, AEADEncryptionContext
+
+from cryptoffload import validate
+from cryptoffload._stream import RETAIN_LIMIT
+from cryptoffload.ciphers._software import SoftwareStream, software_context
+from cryptoffload.ops import AeadOp
+from cryptoffload.provider import Lane
+
+__all__ = ["gcm_context"]
+
+log = logging.getLogger("cryptoffload")
+_FINALIZED = "Context was already finalized."
+
+
+def gcm_context(cipher: Any, lane: Lane, encrypt: bool) -> Any:
+    """The encryptor or decryptor for a ``Cipher`` in GCM: an engine's stream if one opens."""
+    if not lane.aead_streams:  # as before engines could stream: each declines `streaming`
+        declines: Mapping[str, str] = lane.declines_for("streaming")
+    else:
+        op = AeadOp(
+            cipher._alg,
+            "encrypt" if encrypt else "decrypt",
+            bytes(cipher.algorithm.key),
+            bytes(cipher.mode.initialization_vector),
+            b"",
+            b"",
+            16,
+        )
+        opened = lane.open_aead_stream(op)
+        if type(opened) is not dict:
+            return (EngineGcmEncryptor if encrypt else EngineGcmDecryptor)(cipher, lane, *opened)
+        declines = opened
+    lane.allow_software(declines)  # a policy that requires offload refuses it now
+    return (GcmEncryptor if encrypt else GcmDecryptor)(cipher, lane, encrypt, declines)
+
+
+# ---------------------------------------------------------------------- in software
+
+
+class _GcmContext(SoftwareStream):
+    """Streaming GCM on OpenSSL: associated data, then the stream (see SoftwareStream)."""
+
+    __slots__ = ()
+
+    def authenticate_additional_data(self, data: bytes) -> None:
+        self._ctx.authenticate_additional_data(data)
+
+
+class GcmEncryptor(_GcmContext):
+    """A streaming GCM encryption on OpenSSL; ``tag`` once finalized."""
+
+    __slots__ = ()
+
+    @property
+    def tag(self) -> bytes:
+        return self._ctx.tag
+
+
+class GcmDecryptor(_GcmContext):
+    """A streaming GCM decryption on OpenSSL; the tag in the mode, or to ``finalize_with_tag``."""
+
+    __slots__ = ()
+
+    def finalize_with_tag(self, tag: bytes) -> bytes:
+        validate.byteslike("tag", tag)
+        validate.gcm_tag_length(len(tag))
+        try:
+            return self._ctx.finalize_with_tag(tag)
+        finally:
+            self._done()
+
+
+# ---------------------------------------------------------------------- on an engine
+
+
+class _EngineGcm:
+    """A GCM stream an engine holds, with what it was sent kept for software to redo."""
+
+    __slots__ = (
+        "_aad_left",
+        "_cipher",
+        "_data_left",
+        "_done",
+        "_encrypt",
+        "_failed",
+        "_fallback",
+        "_high",
+        "_kept",
+        "_kept_size",
+        "_lane",
+        "_name",
+        "_stream",
+        "_sw",
+        "_total",
+        "_updated",
+    )
+
+    def __init__(self, cipher: Any, lane: Lane, name: str, stream: Any, high: int | None) -> None:
+        mode = cipher.mode
+        self._cipher = cipher
+        self._lane = lane
+        self._name = name
+        self._stream = stream
+        self._high = high  # the policy's max_size for this engine and algorithm
+        self._encrypt = isinstance(self, EngineGcmEncryptor)
+        self._data_left: int = mode._MAX_ENCRYPTED_BYTES
+        self._aad_left: int = mode._MAX_AAD_BYTES
+        self._kept: list[tuple[bool, bytes]] = []  # (is AAD, bytes) in the order sent
+        self._kept_size = 0
+        self._total = 0
+        self._updated = False
+        self._done = False
+        #: After a fault or too-large: `cryptography`'s context, fed what the engine was sent.
+        self._sw: Any = None
+        self._fallback: dict[str, str] = {}
+        #: After a failed tag: every call goes to `cryptography`'s context in that same state.
+        self._failed = False
+
+    # -- the two ways to software -----------------------------------------------------------
+
+    def _replayed(self) -> Any:
+        """`cryptography`'s context fed everything the engine was sent (outputs dropped)."""
+        sw = software_context(self._cipher, self._encrypt)
+        for is_aad, chunk in self._kept:
+            if is_aad:
+                sw.authenticate_additional_data(chunk)
+            else:
+                sw.update(chunk)
+        return sw
+
+    def _drop(self, reason: str, exc: BaseException | None) -> None:
+        """Leave the engine: software takes the stream from here."""
+        if exc is not None:
+            self._lane.stream_fault(self._name, exc)
+        with contextlib.suppress(Exception):  # abandoned either way; software has the input
+            self._stream.close()
+        self._sw = self._replayed()
+        self._kept = []
+        self._fallback = {self._name: reason}
+
+    def _keep(self, is_aad: bool, chunk: bytes) -> bool:
+        """Keep ``chunk``; False (the engine dropped) once more is kept than RETAIN_LIMIT, or
+        more data (``_total``, counted before) than the policy's max_size for the engine."""
+        self._kept.append((is_aad, chunk))
+        self._kept_size += len(chunk)
+        high = self._high
+        if self._kept_size > RETAIN_LIMIT or (high is not None and self._total > high):
+            self._kept.pop()
+            self._drop("too-large", None)
+            return False
+        return True
+
+    # -- associated data and the stream --------------------------------------------------------
+
+    def authenticate_additional_data(self, data: bytes) -> None:
+        if self._failed:
+            self._sw.authenticate_additional_data(data)
+            return
+        validate.byteslike("data", data)
+        if self._done:
+            raise AlreadyFinalized(_FINALIZED)
+        if self._updated:
+            raise AlreadyUpdated("Update has been called on this context.")
+        n = memoryview(data).nbytes
+        if n > self._aad_left:
+            raise ValueError("Exceeded maximum AAD byte limit")
+        self._aad_left -= n
+        if self._sw is not None:
+            self._sw.authenticate_additional_data(data)
+            return
+        chunk = bytes(data)
+        if not self._keep(True, chunk):
+            self._sw.authenticate_additional_data(chunk)
+            return
+        try:
+            self._stream.update_aad(chunk)
+        except Exception as exc:
+            self._kept.pop()
+            self._drop("fault", exc)
+            self._sw.authenticate_additional_data(chunk)
+
+    def _take(self, data: Any) -> int:
+        """`cryptography`'s checks before an update, in its order; the data's length."""
+        validate.byteslike("data", data)
+        self._updated = True
+        n = len(data) if type(data) is bytes else memoryview(data).nbytes
+        if n > self._data_left:
+            raise ValueError("Exceeded maximum encrypted byte limit")
+        self._data_left -= n
+        if self._done:
+            raise AlreadyFinalized(_FINALIZED)
+        return n
+
+    def _send(self, chunk: bytes) -> bytes:
+        """The output for ``chunk``: the engine's, or software's after a fault."""
+        self._total += len(chunk)
+        if self._sw is None and self._keep(False, chunk):
+            try:
+                out = self._stream.update(chunk)
+                if len(out) != len(chunk):
+                    raise ValueError(f"{len(out)} bytes out for {len(chunk)} in")
+                return bytes(out)
+            except Exception as exc:
+                self._kept.pop()
+                self._drop("fault", exc)
+        return self._sw.update(chunk)
+
+    def update(self, data: bytes) -> bytes:
+        if self._failed:
+            return self._sw.update(data)
+        self._take(data)
+        return self._send(bytes(data))
+
+    def update_into(self, data: bytes, buf: Any) -> int:
+        if self._failed:
+            return self._sw.update_into(data, buf)
+        n = self._take(data)
+        view = memoryview(buf)
+        if not view.c_contiguous:
+            raise BufferError("Buffer is not contiguous.")
+        view = view.cast("B")
+        if len(view) < n:
+            raise ValueError(f"buffer must be at least {n} bytes for this payload")
+        view[:n] = self._send(bytes(data))
+        return n
+
+    def reset_nonce(self, nonce: bytes) -> None:
+        if self._failed:
+            self._sw.reset_nonce(nonce)
+            return
+        if self._done:
+            raise AlreadyFinalized(_FINALIZED)
+        software_context(self._cipher, self._encrypt).reset_nonce(nonce)  # raises as it does
+
+    # -- the end -----------------------------------------------------------------------------
+
+    def _finish_in_software(self) -> None:
+        self._done = True
+        self._lane.finish_in_software(self._total, self._fallback)
+
+    def _finish_on_engine(self) -> None:
+        self._done = True
+        self._kept = []
+        self._lane.stream_done(self._name, self._total)
+
+
+class EngineGcmEncryptor(_EngineGcm):
+    """A streaming GCM encryption an engine holds; ``tag`` once finalized."""
+
+    __slots__ = ("_tag",)
+
+    def __init__(self, cipher: Any, lane: Lane, name: str, stream: Any, high: int | None) -> None:
+        super().__init__(cipher, lane, name, stream, high)
+        self._tag: bytes | None = None
+
+    def finalize(self) -> bytes:
+        if self._done:
+            raise AlreadyFinalized(_FINALIZED)
+        if self._sw is None:
+            try:
+                tag = bytes(self._stream.finalize())
+                if len(tag) != 16:
+                    raise ValueError(f"a {len(tag)}-byte GCM tag")
+            except Exception as exc:
+                self._drop("fault", exc)
+            else:
+                self._tag = tag
+                self._finish_on_engine()
+                return b""
+        sw = self._sw
+        out = sw.finalize()
+        self._tag = sw.tag
+        self._finish_in_software()
+        return out
+
+    @property
+    def tag(self) -> bytes:
+        if self._tag is None:
+            raise NotYetFinalized("You must finalize encryption before getting the tag.")
+        return self._tag
+
+
+class EngineGcmDecryptor(_EngineGcm):
+    """A streaming GCM decryption an engine holds; the plaintext leaves before the tag is
+    checked, as in `cryptography`; the tag in the mode, or given to ``finalize_with_tag``."""
+
+    __slots__ = ()
+
+    def finalize(self) -> bytes:
+        if self._failed:
+            return self._sw.finalize()
+        if self._done:
+            raise AlreadyFinalized(_FINALIZED)
+        tag = self._cipher.mode.tag
+        if tag is None:
+            raise ValueError("Authentication tag must be provided when decrypting.")
+        return self._check(tag)
+
+    def finalize_with_tag(self, tag: bytes) -> bytes:
+        validate.byteslike("tag", tag)
+        validate.gcm_tag_length(len(tag))
+        if self._failed:
+            return self._sw.finalize_with_tag(tag)
+        if self._done:
+            raise AlreadyFinalized(_FINALIZED)
+        mode = self._cipher.mode
+        if mode.tag is not None:
+            raise ValueError("Authentication tag must be provided only once.")
+        if len(tag) < mode._min_tag_length:
+            raise ValueError(f"Authentication tag must be {mode._min_tag_length} bytes or longer.")
+        return self._check(bytes(tag))
+
+    def _software_check(self, sw: Any, tag: bytes) -> bytes:
+        """`cryptography`'s finalize on ``sw`` with ``tag`` (from the mode, or given)."""
+        if self._cipher.mode.tag is not None:
+            return sw.finalize()
+        return sw.finalize_with_tag(tag)
+
+    def _check(self, tag: bytes) -> bytes:
+        if self._sw is None:
+            try:
+                self._stream.finalize(tag)
+            except InvalidTag:
+                return self._refused(tag)
+            except Exception as exc:
+                self._drop("fault", exc)
+            else:
+                self._finish_on_engine()
+                return b""
+        try:
+            return self._software_check(self._sw, tag)
+        except InvalidTag:
+            self._failed = True  # later calls see `cryptography`'s context after its failure
+            raise
+        finally:
+            self._finish_in_software()
+
+    def _refused(self, tag: bytes) -> bytes:
+        """The engine failed the tag: software, fed the same, takes over the context in the
+        state `cryptography` leaves after a failed tag (and decides, should the two differ)."""
+        sw = self._replayed()
+        try:
+            out = self._software_check(sw, tag)
+        except InvalidTag:
+            self._sw, self._failed = sw, True
+            self._finish_on_engine()
+            raise
+        # Software accepts the tag the engine refused: its answer stands, the engine's is a fault.
+        log.error("engine %s refused a GCM tag that software accepts", self._name)
+        self._lane.stream_fault(self._name, InvalidTag())
+        self._sw, self._fallback = sw, {self._name: "fault"}
+        self._kept = []
+        self._finish_in_software()
+        return out
+
+
+AEADEncryptionContext.register(GcmEncryptor)
+AEADDecryptionContext.register(GcmDecryptor)
+AEADEncryptionContext.register(EngineGcmEncryptor)
+AEADDecryptionContext.register(EngineGcmDecryptor)
