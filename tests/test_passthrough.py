@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cryptoffload import Provider, engines, using
+from cryptoffload import Policy, Provider, engines, using
 from cryptoffload.aead import AESGCM
+from cryptoffload.ciphers import Cipher, algorithms, modes
 from cryptoffload.errors import UnknownEngine
 from cryptoffload.hashes import SHA256, Hash
 
@@ -30,6 +31,24 @@ def test_passthrough_takes_every_op_with_softwares_answer():
     counted = provider.counters.snapshot()
     assert counted["passthrough"]["aes-128-gcm"]["ops"] == 1
     assert counted["passthrough"]["sha256"]["ops"] == 1
+
+
+def test_passthrough_takes_small_blocks_the_built_in_thresholds_give_software():
+    """A 16-byte AES-ECB block (QUIC header protection) is under the built-in 256-byte
+    minimum for ECB: the pass-through engine still takes it, unless a policy says otherwise."""
+    provider = Provider(["passthrough"])
+    with using(provider):
+        Cipher(algorithms.AES(bytes(32)), modes.ECB()).encryptor().update(bytes(16))
+    counted = provider.counters.snapshot()
+    assert counted["passthrough"]["aes-256-ecb"]["ops"] == 1
+    assert not counted.get("software", {}).get("aes-256-ecb", {}).get("ops")
+
+    held = Provider(["passthrough"], policy=Policy(min_size={"aes-*-ecb": 64}))
+    with using(held):
+        Cipher(algorithms.AES(bytes(32)), modes.ECB()).encryptor().update(bytes(16))
+    counted = held.counters.snapshot()
+    assert counted["software"]["aes-256-ecb"]["ops"] == 1
+    assert counted["passthrough"]["aes-256-ecb"]["declined"] == {"below-threshold": 1}
 
 
 def test_passthrough_streams_gcm_through_cipher_and_long_hashes():

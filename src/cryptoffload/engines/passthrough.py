@@ -29,7 +29,13 @@ class PassThroughEngine:
         self._software = SoftwareEngine()
 
     def probe(self) -> Capabilities:
-        return Capabilities(available=True, algorithms=frozenset(all_algorithms()))
+        # No size threshold of its own: the built-in ones (policy.DEFAULT_MIN_SIZE, small
+        # AES-CBC/CTR/ECB to software) pay a device's round trip back, and this engine has
+        # none; without this, aioquic's 16-byte header-protection blocks stayed on software.
+        # A policy's own min_size still wins.
+        return Capabilities(
+            available=True, algorithms=frozenset(all_algorithms()), min_size={"*": 0}
+        )
 
     def run(self, op: Any) -> Any:
         return self._software.run(op)
