@@ -11,15 +11,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from cryptography.exceptions import InvalidSignature, InvalidTag
-from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
-
 from cryptoffload.counters import FOLD_AT, Cell
 from cryptoffload.crosscheck import Check, Sampled
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.engines.base import Engine
 from cryptoffload.errors import OffloadRequired, Unavailable
-from cryptoffload.ops import Op
+from cryptoffload.ops import CHECK_FAILURES, Op, is_answer
 from cryptoffload.validate import validate_op
 
 if TYPE_CHECKING:
@@ -273,6 +270,9 @@ class Lane:
                 except DeviceKeyError:
                     raise  # the device key's own engine cannot open it: nobody else can
                 except Exception as exc:
+                    if is_answer(op, exc):  # e.g. an RSA ciphertext that does not decrypt
+                        self._answered(route, size)
+                        raise
                     route.cell.fault()
                     log.debug("engine %s faulted on %s: %s", route.name, op.alg, type(exc).__name__)
                     declines[route.name] = "fault"
@@ -340,7 +340,7 @@ class Lane:
             for i, answer in zip(admitted, answers, strict=True):
                 if isinstance(answer, Unavailable):
                     self._declined(route, declines[i], answer.reason)
-                elif isinstance(answer, Exception) and not isinstance(answer, _ANSWERS):
+                elif isinstance(answer, Exception) and not is_answer(ops[i], answer):
                     route.cell.fault()
                     log.debug("engine %s faulted on %s: %s", route.name, self.alg, answer)
                     declines[i][route.name] = "fault"
@@ -463,7 +463,8 @@ class Lane:
         self.provider.watch.miss(name, "fault")
 
 
-_ANSWERS = (InvalidTag, InvalidSignature, InvalidUnwrap)
+_ANSWERS = CHECK_FAILURES
+
 
 
 def _sampled(provider: Provider, route: _Route, alg: str) -> Sampled:

@@ -147,7 +147,11 @@ CONTRACT: dict[tuple[str, str], Entry] = {
         (InvalidSignature,),
     ),
     ("xdh", "exchange"): Entry(
-        ("key", "peer"), (), "bytes: the shared secret; ValueError if all zeros", _BYTES
+        ("key", "peer"),
+        (),
+        "bytes: the shared secret; ValueError if all zeros",
+        _BYTES,
+        (ValueError,),
     ),
     ("dsa", "sign"): Entry(("key", "digest", "hash_alg"), (), "bytes: DER signature", _BYTES),
     ("dsa", "verify"): Entry(
@@ -621,3 +625,19 @@ def make(family: str, alg: str, kind: str, **fields: Any) -> Op:
     if missing:
         raise ValueError(f"{family}/{kind} needs {', '.join(missing)}")
     return cls(alg, kind, **{name: fields.get(name) for name in cls.FIELDS})
+
+
+#: Failed checks: an engine's answer whatever the family.
+CHECK_FAILURES = (InvalidTag, InvalidSignature, InvalidUnwrap)
+
+
+def is_answer(op: Op, exc: BaseException) -> bool:
+    """Whether ``exc`` from an engine is ``op``'s answer rather than a fault: a failed check, or
+    an error the contract gives as that family's result (``Entry.answers``: an RSA ciphertext
+    that does not decrypt, an X25519 agreement that comes out all zeros). Software would give the
+    same, and asking it again would only take longer: for RSA decryption, a timing difference
+    between good and bad padding."""
+    if isinstance(exc, CHECK_FAILURES):
+        return True
+    entry = CONTRACT.get((op.family, op.kind))
+    return entry is not None and isinstance(exc, entry.answers)
