@@ -1,6 +1,7 @@
-"""An error the Op contract gives as an operation's result (an RSA ciphertext that does not
-decrypt, an all-zero X25519 agreement) is the engine's answer: counted as its op, raised once,
-never redone in software (no fault, no second timing); other errors stay faults."""
+"""``NoResult``, where the Op contract gives a ValueError as an operation's result (an RSA
+ciphertext that does not decrypt, an all-zero X25519 agreement), is the engine's answer: counted
+as its op, raised once, never redone in software (no fault, no second timing); anything else, a
+plain ValueError included, stays a fault."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from cryptoffload import Provider, rsa, using, x25519
 from cryptoffload.aead import AESGCM
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.software import SoftwareEngine
+from cryptoffload.errors import NoResult
 
 
 class Recording(SoftwareEngine):
@@ -30,7 +32,7 @@ class Recording(SoftwareEngine):
     def run(self, op):
         self.ops += 1
         if self._refuse is not None and self._refuse(op):
-            raise ValueError("refused by the test engine")
+            raise self._refuse(op)
         return super().run(op)
 
 
@@ -66,8 +68,21 @@ def test_an_all_zero_x25519_agreement_is_the_engines_answer():
     assert (cell["ops"], cell["faults"]) == (1, 0)
 
 
-def test_a_value_error_the_contract_does_not_give_is_still_a_fault():
-    engine = Recording(["aes-128-gcm"], refuse=lambda op: True)
+def test_a_plain_value_error_is_a_fault_and_software_answers():
+    # A device error spelled ValueError is not the op's answer: only NoResult is.
+    engine = Recording(["rsa-2048-private"], refuse=lambda op: ValueError("status 0x40000054"))
+    provider = Provider([engine])
+    key = rsa.generate_private_key(65537, 2048, provider=provider)
+    sealed = key.public_key().encrypt(b"secret", OAEP)
+    with using(provider):
+        assert key.decrypt(sealed, OAEP) == b"secret"
+    counted = provider.counters.snapshot()
+    assert counted["recording"]["rsa-2048-private"]["faults"] == 1
+    assert counted["software"]["rsa-2048-private"]["ops"] == 1
+
+
+def test_no_result_where_the_contract_gives_none_is_still_a_fault():
+    engine = Recording(["aes-128-gcm"], refuse=lambda op: NoResult("not an answer here"))
     provider = Provider([engine])
     sealed = AESGCM(bytes(16), provider=provider).encrypt(bytes(12), b"data", None)
     assert sealed == AESGCM(bytes(16), provider=Provider([])).encrypt(bytes(12), b"data", None)
@@ -77,7 +92,10 @@ def test_a_value_error_the_contract_does_not_give_is_still_a_fault():
 
 
 def test_the_cross_check_catches_an_engine_refusing_a_good_ciphertext():
-    engine = Recording(["rsa-2048-private"], refuse=lambda op: op.kind == "decrypt")
+    engine = Recording(
+        ["rsa-2048-private"],
+        refuse=lambda op: NoResult("Decryption failed") if op.kind == "decrypt" else None,
+    )
     provider = Provider([engine], cross_check=1.0)
     key = rsa.generate_private_key(65537, 2048, provider=provider)
     sealed = key.public_key().encrypt(b"secret", OAEP)

@@ -49,6 +49,16 @@ class Unavailable(CryptoffloadError):
         self.detail = detail
 
 
+class NoResult(CryptoffloadError, ValueError):
+    """The input has no result, as the Op contract says for its family (an RSA ciphertext that
+    does not decrypt, an X25519/X448 agreement that comes out all zeros): the engine's answer,
+    counted as its operation and never redone in software; the caller sees the ValueError it is.
+
+    An engine raises it for these answers only: any other exception, a plain ValueError
+    included, is a fault, after which software redoes the operation.
+    """
+
+
 class OffloadRequired(CryptoffloadError):
     """The policy requires offload for this algorithm and no engine took the operation."""
 

@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
 
+from cryptoffload.errors import NoResult
+
 #: What each field holds. A field an entry of :data:`CONTRACT` does not list is None.
 FIELDS: dict[str, str] = {
     "key": "the key: bytes for the symmetric algorithms (or a DeviceKey for AES: only its engine "
@@ -633,11 +635,13 @@ CHECK_FAILURES = (InvalidTag, InvalidSignature, InvalidUnwrap)
 
 def is_answer(op: Op, exc: BaseException) -> bool:
     """Whether ``exc`` from an engine is ``op``'s answer rather than a fault: a failed check, or
-    an error the contract gives as that family's result (``Entry.answers``: an RSA ciphertext
-    that does not decrypt, an X25519 agreement that comes out all zeros). Software would give the
-    same, and asking it again would only take longer: for RSA decryption, a timing difference
-    between good and bad padding."""
+    ``NoResult`` where the contract gives a ValueError as that family's result (``Entry.answers``:
+    an RSA ciphertext that does not decrypt, an X25519 agreement that comes out all zeros).
+    Software would give the same, and asking it again would only take longer: for RSA
+    decryption, a timing difference between good and bad padding."""
     if isinstance(exc, CHECK_FAILURES):
         return True
+    if not isinstance(exc, NoResult):  # a plain ValueError may be a device's: a fault
+        return False
     entry = CONTRACT.get((op.family, op.kind))
-    return entry is not None and isinstance(exc, entry.answers)
+    return entry is not None and ValueError in entry.answers

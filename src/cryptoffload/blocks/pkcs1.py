@@ -13,6 +13,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding as _padding
 from cryptography.hazmat.primitives.asymmetric import utils as _asym_utils
 
+from cryptoffload.errors import NoResult
+
 __all__ = [
     "DIGEST_INFO_PREFIXES",
     "SHA1_DIGEST_INFO",
@@ -263,7 +265,7 @@ def eme_oaep_decode(
     h_len = hash_alg.digest_size
     # Lengths are public: failing early on them leaks nothing about the plaintext.
     if len(em) != k or k < 2 * h_len + 2:
-        raise ValueError(_DECRYPTION_FAILED)
+        raise NoResult(_DECRYPTION_FAILED)
     # The checks below avoid early exits and data-dependent branches so that the reason for a
     # failure is not told apart by timing (Manger's attack). CPython cannot promise constant
     # time, so this narrows the signal rather than removing it.
@@ -282,7 +284,7 @@ def eme_oaep_decode(
         found |= first_one
     good &= found
     if not good:
-        raise ValueError(_DECRYPTION_FAILED)
+        raise NoResult(_DECRYPTION_FAILED)
     return db[index + 1 :]
 
 
@@ -308,7 +310,7 @@ def eme_pkcs1v15_encode(message: bytes, k: int, random_bytes: bytes | None = Non
 def eme_pkcs1v15_decode(em: bytes, k: int) -> bytes:
     """EME-PKCS1-v1_5 decoding (RFC 8017 7.2.2 step 3); any malformed encoding -> ValueError."""
     if len(em) != k or k < 11:
-        raise ValueError(_DECRYPTION_FAILED)
+        raise NoResult(_DECRYPTION_FAILED)
     # Same approach as eme_oaep_decode (Bleichenbacher's attack); CPython cannot promise
     # constant time either.
     good = _is_zero(em[0]) & _is_zero(em[1] ^ 0x02)
@@ -322,7 +324,7 @@ def eme_pkcs1v15_decode(em: bytes, k: int) -> bytes:
     # PS is em[2:index] and must be at least 8 bytes long: index >= 10.
     good &= found & int(index >= 10)
     if not good:
-        raise ValueError(_DECRYPTION_FAILED)
+        raise NoResult(_DECRYPTION_FAILED)
     return em[index + 1 :]
 
 
@@ -516,7 +518,8 @@ def decrypt_with_raw(
 ) -> bytes:
     """RSAES-PKCS1-v1_5 / RSAES-OAEP decryption, with ``raw_private`` doing ``c**d mod n``.
 
-    Every failure after the length check is ValueError("Decryption failed"). With ``modulus`` the
+    Every failure after the length check is ``errors.NoResult`` ("Decryption failed"), the
+    ValueError that is the operation's answer. With ``modulus`` the
     range check c < n is done here; without it ``raw_private`` must reject c >= n with ValueError.
     """
     _padding_kind(padding, (_padding.PKCS1v15, _padding.OAEP), "decryption")
@@ -536,9 +539,9 @@ def decrypt_with_raw(
 
     c = os2ip(ciphertext)
     if modulus is not None and c >= modulus:
-        raise ValueError(_DECRYPTION_FAILED)
+        raise NoResult(_DECRYPTION_FAILED)
     try:
         em = i2osp(raw_private(c), k)
     except ValueError:
-        raise ValueError(_DECRYPTION_FAILED) from None
+        raise NoResult(_DECRYPTION_FAILED) from None
     return decode(em)

@@ -20,9 +20,11 @@ any object with these members is an engine.
     decline, including for a field it cannot honour (an RFC 6979 ``deterministic`` signature, a
     nonce length); any other exception is a fault, counted, and the provider moves on. Results
     of a failed authentication are raised as ``InvalidTag`` / ``InvalidSignature`` /
-    ``InvalidUnwrap`` (a key unwrap): they are answers, not faults. An engine never checks what
-    the provider already validated, and never returns partial output (a cipher op's ``out``
-    buffer may be left half written on a fault: whoever finishes the op writes all of it).
+    ``InvalidUnwrap`` (a key unwrap): they are answers, not faults; so is ``errors.NoResult``
+    where the contract gives a ValueError as the result (an RSA ciphertext that does not decrypt,
+    an all-zero X25519/X448 agreement), while a plain ValueError is a fault. An engine never
+    checks what the provider already validated, and never returns partial output (a cipher op's
+    ``out`` buffer may be left half written on a fault: whoever finishes the op writes all of it).
 
     Results are held to software's: ``cryptoffload verify`` redoes every result of its workload
     in software, and a provider built with ``cross_check=RATE`` (say ``1/1000``; 0, the default,

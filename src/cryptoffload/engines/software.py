@@ -29,7 +29,7 @@ from cryptoffload.blocks import ffdh, pkcs1
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines import _software_more
 from cryptoffload.engines.base import Capabilities
-from cryptoffload.errors import Unavailable
+from cryptoffload.errors import NoResult, Unavailable
 from cryptoffload.names import CIPHER_CLASSES, HASH_NAMES, all_algorithms
 from cryptoffload.ops import Op
 
@@ -236,7 +236,10 @@ def _rsa(op: Any) -> Any:
     if kind == "encrypt":
         return key.encrypt(op.data, op.padding)
     if kind == "decrypt":
-        return key.decrypt(op.data, op.padding)
+        try:
+            return key.decrypt(op.data, op.padding)
+        except ValueError as exc:  # does not decrypt: the op's answer (errors.NoResult)
+            raise NoResult(str(exc)) from None
     # Raw exponentiation: OpenSSL's is not reachable through `cryptography`, so use GMP.
     if op.alg.endswith("-private"):
         numbers = key.private_numbers()
@@ -277,7 +280,10 @@ def _eddsa(op: Any) -> Any:
 
 
 def _xdh(op: Any) -> bytes:
-    return op.key.exchange(op.peer)
+    try:
+        return op.key.exchange(op.peer)
+    except ValueError as exc:  # an all-zero agreement: the op's answer (errors.NoResult)
+        raise NoResult(str(exc)) from None
 
 
 def _dsa(op: Any) -> Any:
