@@ -308,6 +308,11 @@ class Policy:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{source}: not valid TOML: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{source}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                f"{exc.start}); a policy file is TOML, which is UTF-8"
+            ) from None
         return cls.from_dict(data, source=source)
 
     def save(self, path: str | os.PathLike[str]) -> None:
