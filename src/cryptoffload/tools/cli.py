@@ -191,6 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
 #: Exit status when standard output is closed before all was written: 128 + SIGPIPE, what a shell
 #: shows for a Unix tool that SIGPIPE ended (``yes | head -1``), with nothing on stderr.
 EXIT_PIPE_CLOSED = 141
+#: Exit status after Ctrl-C (KeyboardInterrupt): 128 + SIGINT.
+EXIT_INTERRUPTED = 130
 
 
 class _Console(Console):
@@ -235,6 +237,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return _stdout_closed()
+    except KeyboardInterrupt:
+        # Ctrl-C: one line, no traceback; 130 = 128 + SIGINT, as a shell shows for it
+        print(f"cryptoffload {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except (EngineError, ValueError, OSError) as exc:
         print(f"cryptoffload {args.command}: {exc}", file=sys.stderr)
         return 2
