@@ -101,6 +101,63 @@ def _check_engines(engines: Mapping[str, Mapping[str, Any]] | None) -> dict[str,
     return out
 
 
+def _first_match(patterns: Iterable[str], alg: str) -> str | None:
+    return next((pat for pat in patterns if fnmatch.fnmatchcase(alg, pat)), None)
+
+
+def _lookup_key(table: Mapping[str, int], alg: str) -> str | None:
+    """The entry of ``table`` that :func:`_lookup` reads for ``alg`` (exact, else longest glob)."""
+    if alg in table:
+        return alg
+    matches = [pat for pat in table if fnmatch.fnmatchcase(alg, pat)]
+    return max(matches, key=len) if matches else None
+
+
+def _check_satisfiable(policy: Policy) -> None:
+    """ValueError when some algorithm could never be served as the policy asks.
+
+    An algorithm is both required and denied when a known algorithm name matches an entry of
+    each list (exact names, or globs that overlap on some name: ``require = ["aes-128-gcm"]`` with
+    ``deny = ["aes-*"]`` is refused, as is ``require = ["aes-*"]`` with ``deny = ["aes-128-gcm"]``).
+    A ``min_size`` above the ``max_size`` that applies to the same algorithm (read as
+    :meth:`Policy.limits` reads them: exact name, else the longest glob; an engine's section
+    before the top level) leaves no size an engine may take.
+    """
+    for alg in _known():
+        required = _first_match(policy.require, alg)
+        denied = _first_match(policy.deny, alg) if required is not None else None
+        if required is not None and denied is not None:
+            raise ValueError(
+                f"require entry {required!r} and deny entry {denied!r} both cover {alg!r}: "
+                "it could never run (denied engines, required not in software); "
+                "remove it from one of the lists"
+            )
+    tables = [("", policy.min_size, "", policy.max_size)]
+    for name, section in policy.engines.items():
+        where = f"engines[{name!r}]."
+        tables.append((where, section["min_size"], where, section["max_size"]))
+    for low_where, low_table, high_where, high_table in tables:
+        if not low_table and not high_table:
+            continue
+        for alg in _known():
+            low_at, low_key = low_where, _lookup_key(low_table, alg)
+            if low_key is None and low_where:
+                low_at, low_key = "", _lookup_key(policy.min_size, alg)
+            high_at, high_key = high_where, _lookup_key(high_table, alg)
+            if high_key is None and high_where:
+                high_at, high_key = "", _lookup_key(policy.max_size, alg)
+            if low_key is None or high_key is None:
+                continue
+            low = (low_table if low_at else policy.min_size)[low_key]
+            high = (high_table if high_at else policy.max_size)[high_key]
+            if low > high:
+                raise ValueError(
+                    f"{low_at}min_size[{low_key!r}] = {low} is above "
+                    f"{high_at}max_size[{high_key!r}] = {high} for {alg!r}: "
+                    "no size could be offloaded; make min_size <= max_size"
+                )
+
+
 def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else dict(value)
 
@@ -121,7 +178,10 @@ class Policy:
     ``too-large``. ``deny`` lists algorithms never offloaded (``denied``). ``require`` lists
     algorithms that must be offloaded: when no engine takes one, :class:`OffloadRequired` is raised
     instead of running software. A name that is no algorithm, or a glob that matches none, is a
-    ValueError: a typo in a policy must not pass unnoticed.
+    ValueError: a typo in a policy must not pass unnoticed. So is a policy that could never be
+    satisfied: an algorithm that some ``require`` entry and some ``deny`` entry both match (exact
+    names or overlapping globs), or a ``min_size`` above the ``max_size`` that applies to the same
+    algorithm (at the top level or in an engine's section); the message names both settings.
 
     ``engines`` holds what applies to one engine only, by engine name: its own ``min_size`` and
     ``max_size`` (which win over the ones above for that engine), and ``exclude``: algorithms the
@@ -150,6 +210,7 @@ class Policy:
         if calibration is not None and not isinstance(calibration, Mapping):
             raise TypeError(f"calibration must be a table, got {type(calibration).__name__}")
         self.calibration = dict(calibration) if calibration is not None else None
+        _check_satisfiable(self)
 
     def __repr__(self) -> str:
         engines = f", engines={self.engines!r}" if self.engines else ""
@@ -247,6 +308,11 @@ class Policy:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{source}: not valid TOML: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{source}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                f"{exc.start}); a policy file is TOML, which is UTF-8"
+            ) from None
         return cls.from_dict(data, source=source)
 
     def save(self, path: str | os.PathLike[str]) -> None:

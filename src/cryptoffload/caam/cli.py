@@ -200,10 +200,29 @@ def _run_words(args: argparse.Namespace) -> str:
         if args.words:
             raise ValueError("give the words on the command line or with --words-file, not both")
         if args.words_file == "-":
-            return sys.stdin.read()
-        with open(args.words_file, encoding="utf-8") as f:
-            return f.read()
+            return _read_stdin()
+        return _read_text(args.words_file, "--words-file")
     return _command_line_words(args.words)
+
+
+def _read_stdin() -> str:
+    """Standard input as text; input the locale cannot decode is a ValueError saying so."""
+    try:
+        return sys.stdin.read()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"standard input: not {exc.encoding} text (offset {exc.start})") from None
+
+
+def _read_text(path: str, option: str) -> str:
+    """The UTF-8 text of ``path``; a file that is not UTF-8 is a ValueError naming it."""
+    with open(path, encoding="utf-8") as f:
+        try:
+            return f.read()
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{option} {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                f"offset {exc.start})"
+            ) from None
 
 
 def _shared_words(args: argparse.Namespace) -> str | None:
@@ -214,15 +233,14 @@ def _shared_words(args: argparse.Namespace) -> str | None:
     if args.shared_file == "-":
         if args.words_file == "-" or (args.words_file is None and args.words in ([], ["-"])):
             raise ValueError("the job's words and --shared-file cannot both come from stdin")
-        return sys.stdin.read()
-    with open(args.shared_file, encoding="utf-8") as f:
-        return f.read()
+        return _read_stdin()
+    return _read_text(args.shared_file, "--shared-file")
 
 
 def _command_line_words(words: list[str]) -> str:
     """The words given on the command line, or stdin when there are none or only '-'."""
     if not words or words == ["-"]:
-        return sys.stdin.read()
+        return _read_stdin()
     if "-" in words:
         raise ValueError("'-' (read stdin) cannot be mixed with words on the command line")
     return " ".join(words)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
@@ -186,6 +188,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Exit status when standard output is closed before all was written: 128 + SIGPIPE, what a shell
+#: shows for a Unix tool that SIGPIPE ended (``yes | head -1``), with nothing on stderr.
+EXIT_PIPE_CLOSED = 141
+#: Exit status after Ctrl-C (KeyboardInterrupt): 128 + SIGINT.
+EXIT_INTERRUPTED = 130
+
+
+class _Console(Console):
+    """A rich Console that lets a closed stdout reach :func:`main` as BrokenPipeError.
+
+    rich's own reaction (``SystemExit(1)``) would pass as a failure that says nothing.
+    """
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+def _stdout_closed() -> int:
+    """Standard output is gone (``| head -1``): point it at /dev/null so the interpreter's last
+    flush does not complain, and end quietly (Python's recipe in the `signal` module's notes)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (an in-process capture)
+        pass
+    return EXIT_PIPE_CLOSED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cryptoffload` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -196,11 +228,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if program_args:
         args.program_args = program_args
-    console = Console()
+    console = _Console()
     if not console.is_terminal:
-        console = Console(width=200)  # redirected output: keep rows on one line
+        console = _Console(width=200)  # redirected output: keep rows on one line
     try:
-        return args.func(args, console)
+        code = args.func(args, console)
+        sys.stdout.flush()  # a pipe closed early shows here, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return _stdout_closed()
+    except KeyboardInterrupt:
+        # Ctrl-C: one line, no traceback; 130 = 128 + SIGINT, as a shell shows for it
+        print(f"cryptoffload {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except (EngineError, ValueError, OSError) as exc:
         print(f"cryptoffload {args.command}: {exc}", file=sys.stderr)
         return 2

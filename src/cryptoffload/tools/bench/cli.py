@@ -263,27 +263,39 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
     block = 1024 if args.embedded else args.block
     selected = cases.select(args.algs)
     engines = _engines_to_measure(args.engines)
-    with progress_on_stderr(len(selected) * (len(engines) + 1), args.quiet) as step:
-        result = runner.run(
-            selected,
-            engines,
-            block,
-            args.time,
-            args.trials,
-            with_cpu=args.cpu,
-            policy=_row_policy(args),
-            progress=step,
-        )
-    if args.variants:
-        from cryptoffload.tools.bench import variants
+    result: dict[str, Any] | None = None
+    try:
+        with progress_on_stderr(len(selected) * (len(engines) + 1), args.quiet) as step:
+            result = runner.run(
+                selected,
+                engines,
+                block,
+                args.time,
+                args.trials,
+                with_cpu=args.cpu,
+                policy=_row_policy(args),
+                progress=step,
+            )
+        if args.variants:
+            from cryptoffload.tools.bench import variants
 
-        if not args.quiet:
-            Console(stderr=True).print("running software variants with crypto extensions masked...")
-        labels = [c.label for c in selected]
-        result["rows"] += variants.run_variant(labels, block, args.time, args.trials)
-        runner.add_speedups(result["rows"])
-        result["rows"].sort(key=lambda r: _row_order(r, labels))
-        result["settings"]["variants"] = True
+            if not args.quiet:
+                Console(stderr=True).print(
+                    "running software variants with crypto extensions masked..."
+                )
+            labels = [c.label for c in selected]
+            variant_rows = variants.run_variant(labels, block, args.time, args.trials)
+            result["rows"] += variant_rows
+            runner.add_speedups(result["rows"])
+            result["rows"].sort(key=lambda r: _row_order(r, labels))
+            result["settings"]["variants"] = True
+    except KeyboardInterrupt as exc:
+        # Ctrl-C: the rows measured so far, as a table on stdout (never a partial --out file);
+        # main() then says "interrupted" and exits 130
+        partial = result if result is not None else getattr(exc, "result", None)
+        if partial is not None and partial["rows"]:
+            report.print_table(partial, console)
+        raise
     if args.format == "table":
         if args.out:
             _emit(report.json_text(result), args.out)

@@ -177,6 +177,16 @@ def unavailable_row(case: Case, engine: str, block: int, reason: str) -> dict[st
     return row
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while measuring: ``rows`` measured before it, and from :func:`run` ``result``,
+    the report of those rows, so that the command can print them before it stops."""
+
+    def __init__(self, rows: list[dict[str, Any]], result: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.rows = rows
+        self.result = result
+
+
 def measure_case(
     case: Case,
     providers: Sequence[RowEngine],
@@ -189,16 +199,19 @@ def measure_case(
     where: str = "",
 ) -> list[dict[str, Any]]:
     """One row per provider (software's first) for ``case`` at ``block`` bytes."""
-    rows = []
-    for p in providers:
-        if progress is not None:
-            progress(f"{case.label}{where} [{p.name}]")
-        if p.unavailable is not None:
-            rows.append(unavailable_row(case, p.name, block, p.unavailable))
-        else:
-            rows.append(
-                measure_row(case, p.provider, p.name, block, seconds, trials, harness, with_cpu)
-            )
+    rows: list[dict[str, Any]] = []
+    try:
+        for p in providers:
+            if progress is not None:
+                progress(f"{case.label}{where} [{p.name}]")
+            if p.unavailable is not None:
+                rows.append(unavailable_row(case, p.name, block, p.unavailable))
+            else:
+                rows.append(
+                    measure_row(case, p.provider, p.name, block, seconds, trials, harness, with_cpu)
+                )
+    except KeyboardInterrupt:
+        raise Interrupted(rows) from None
     return rows
 
 
@@ -228,15 +241,23 @@ def run(
     """Software row then one row per engine, for every case; the JSON report.
 
     An engine that is not available here gets rows that say so, with its reason, and no speed.
+    Ctrl-C raises :class:`Interrupted` with the report of the rows measured before it.
     """
     providers = row_providers(engines, policy)
     harness = harness_seconds_per_call()
     rows: list[dict[str, Any]] = []
-    for case in cases:
-        rows += measure_case(case, providers, block, seconds, trials, harness, with_cpu, progress)
+    interrupted = False
+    try:
+        for case in cases:
+            rows += measure_case(
+                case, providers, block, seconds, trials, harness, with_cpu, progress
+            )
+    except Interrupted as exc:
+        rows += exc.rows
+        interrupted = True
     add_speedups(rows)
     described = Provider(list(engines)) if engines else providers[0].provider
-    return {
+    result = {
         "machine": machine.describe(described),
         "settings": {
             "block": block,
@@ -252,3 +273,6 @@ def run(
         },
         "rows": rows,
     }
+    if interrupted:
+        raise Interrupted(rows, result)
+    return result
