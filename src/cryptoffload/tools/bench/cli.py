@@ -377,7 +377,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         raise ValueError(compare.nothing_in_common(before, after, *names))
     left = compare.unmatched(before, after)
     if args.json:
-        print(json.dumps(changes, indent=2))
+        print(json.dumps(changes, indent=2, allow_nan=False))
         for line in compare.leftover_lines(left, *names):
             print(f"cryptoffload compare: {line}", file=sys.stderr)
     else:
