@@ -271,3 +271,34 @@ def test_compare_help_documents_the_test():
     (sub,) = [a for a in parser._actions if a.dest == "command"]
     text = sub.choices["compare"].format_help()
     assert "Mann-Whitney U" in text and "95% confidence" in text and "listed" in text
+
+
+@pytest.mark.parametrize(
+    "trials, median",
+    [
+        ([99.0, float("nan"), 101.0], 100.0),
+        ([99.0, float("inf"), 101.0], 100.0),
+        ([99.0, -134768.6, 101.0], 100.0),
+        ([], 100.0),
+        (TIGHT, float("nan")),
+        (TIGHT, -100.0),
+    ],
+)
+def test_compare_refuses_nan_infinite_negative_or_empty_trials_naming_file_and_row(
+    capsys, tmp_path, trials, median
+):
+    good = _save(tmp_path, "good.json", _row(trials=TIGHT))
+    bad = _save(tmp_path, "bad.json", _row(trials=TIGHT), _row(median=median, trials=trials))
+    assert cli.main(["compare", good, bad, "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "bad.json" in err and "rows[1]" in err
+
+
+def test_compare_json_never_writes_bare_nan(capsys, tmp_path, monkeypatch):
+    a = _save(tmp_path, "a.json", _row(trials=TIGHT))
+    b = _save(tmp_path, "b.json", _row(trials=TIGHT))
+    nan_change = {"change": float("nan"), "verdict": "within noise"}
+    monkeypatch.setattr(compare, "compare", lambda before, after: [nan_change])
+    code = cli.main(["compare", a, b, "--json"])
+    out, _ = capsys.readouterr()
+    assert "NaN" not in out and code == 2

@@ -349,3 +349,16 @@ def test_job_header_pointing_at_a_shared_descriptor_with_long_pointers() -> None
         "pointer=0x123456780 one shared reverse"
     )
     assert lines[1].endswith("flags=SGF|EXT length=80 pointer=0x80000010")
+
+
+def test_words_not_exactly_8_hex_digits_are_warned_about_one_by_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["caam", "disasm", "b080006", "0x1", "0xa0000000"]) == 0
+    _, err = capsys.readouterr()
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    assert len(warnings) == 2
+    assert "word 0 ('b080006') has 7 hex digit(s), not 8: read as 0x0b080006" in warnings[0]
+    assert "word 1 ('0x1') has 1 hex digit(s)" in warnings[1]
+    assert main(["caam", "disasm", "b0800002", "a0000000"]) == 0
+    assert "warning" not in capsys.readouterr().err

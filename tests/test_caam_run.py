@@ -831,3 +831,10 @@ def test_kernel_shaped_cbc_encrypt_in_place() -> None:
     want = cbc_encrypt(KEY, IV, MSG48)
     assert result.status_text == "ok"
     assert result.changed == {"iv": want[-16:], "buf": want}
+
+
+def test_watchdog_stop_is_named_in_the_status(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run_cli(capsys, ["caam", "run", "b0800002", "a0000000"])  # a jump to itself
+    assert rc == 1
+    assert "status 0x4000011c: DECO: watchdog timer timeout" in out and "error 0x1c" not in out
+    assert "watchdog" in status.Status(status.deco(status.DECO_WATCHDOG, 1)).describe()

@@ -216,3 +216,15 @@ def test_noise_is_judged_in_ratio_terms():
     assert calibrate.verdict(slow, bulk=True)["kind"] == "never"
     close = [point(16, 1.5, band=0.6), point(65536, 0.8, band=0.6)]
     assert calibrate.verdict(close, bulk=True)["kind"] == "below noise"
+
+
+def test_cli_says_an_engine_claims_none_of_the_algorithms_asked_and_exits_1(capsys):
+    code, out, _ = run_cli(
+        capsys, "calibrate", "--engines", "caam:model=t2080", "--algs", "chacha20"
+    )
+    assert code == 1 and "claims none of the algorithms asked (chacha20)" in out
+    code, out, err = run_cli(
+        capsys, "calibrate", "--engines", "caam:model=t2080", "--algs", "chacha20", "--json"
+    )
+    assert code == 1 and json.loads(out)["engines"][0]["results"] == []
+    assert "claims none of the algorithms asked (chacha20)" in err

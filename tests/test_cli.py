@@ -200,3 +200,44 @@ def test_bad_policy_env_is_bad_usage_naming_the_variable_and_path(monkeypatch, c
         set_default_provider(None)
     assert code == 2
     assert f"cryptoffload engines: CRYPTOFFLOAD_POLICY={missing}: cannot read" in err
+
+
+@pytest.mark.parametrize(
+    "spec, option, value",
+    [
+        ("caam:model=t2080,seed=zz", "seed", "'zz'"),
+        ("caam:base=0xzz", "base", "'0xzz'"),
+        ("caam:base=0x1000,pool=0x1:-16m", "pool", "'0x1:-16m'"),
+        ("caam:base=0x1000,pool=0x1:", "pool", "'0x1:'"),
+        ("caam:base=0x1000,pool=0x1:16m,svr=zz", "svr", "'zz'"),
+        ("caam:uio=x,udmabuf=0", "uio", "'x'"),
+    ],
+)
+@pytest.mark.parametrize("command", ["bench", "engines", "selftest", "verify", "calibrate"])
+def test_malformed_engine_spec_is_usage_error_naming_option_and_value(
+    capsys, command, spec, option, value
+):
+    code, out, err = run_cli(capsys, command, "--engine", spec)
+    assert code == 2 and out == ""
+    assert err.startswith(f"cryptoffload {command}: caam option {option} ") and value in err
+
+
+def test_malformed_engine_spec_is_a_value_error_when_the_spec_is_read():
+    from cryptoffload.errors import BadEngineSpec, EngineError
+
+    for spec in ("caam:model=t2080,seed=zz", "caam:base=0xzz", "caam:pool=0x1:-16m"):
+        with pytest.raises(BadEngineSpec) as caught:
+            engines.from_spec(spec)
+        assert isinstance(caught.value, ValueError) and isinstance(caught.value, EngineError)
+
+
+@pytest.mark.parametrize(
+    "command", ["bench", "sweep", "engines", "selftest", "verify", "calibrate"]
+)
+@pytest.mark.parametrize("listed", [",,", ",", " , "])
+def test_empty_engines_list_is_one_usage_error_in_every_command(capsys, command, listed):
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([command, "--engines", listed])
+    out, err = capsys.readouterr()
+    assert stopped.value.code == 2 and out == ""
+    assert "no engine named in --engines" in err

@@ -6,6 +6,7 @@ from cryptography.exceptions import InvalidSignature, InvalidTag
 
 __all__ = [
     "REASONS",
+    "BadEngineSpec",
     "CryptoffloadError",
     "EngineError",
     "InvalidSignature",
@@ -77,3 +78,8 @@ class EngineError(CryptoffloadError):
 
 class UnknownEngine(EngineError, ValueError):
     """An engine spec names an engine this package does not have."""
+
+
+class BadEngineSpec(EngineError, ValueError):
+    """An engine spec is malformed: an option this engine does not take, or a value that is not
+    what its option takes (a usage error, found when the spec is read, before any probe)."""

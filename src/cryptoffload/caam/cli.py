@@ -377,7 +377,10 @@ def cmd_run(args: argparse.Namespace, console: Any = None) -> int:
 
 def cmd_disasm(args: argparse.Namespace, console: Any = None) -> int:
     """``caam disasm``: print the decoded descriptor as text or JSON."""
-    words = disasm.parse_words(_command_line_words(args.words))
+    text = _command_line_words(args.words)
+    words = disasm.parse_words(text)
+    for warning in disasm.word_warnings(text):
+        print(f"cryptoffload caam disasm: warning: {warning}", file=sys.stderr)
     if args.json:
         commands = decode(words, long_pointers=args.long_pointers, byteorder=args.byteorder)
         print(json.dumps(disasm.to_json(commands, show_keys=args.show_keys), indent=2))

@@ -159,11 +159,34 @@ def to_json(commands: Sequence[Command], *, show_keys: bool = False) -> list[dic
     ]
 
 
-def parse_words(text: str) -> list[int]:
-    """Hex words separated by whitespace or commas, ``0x`` optional; ``#`` starts a comment."""
+def _tokens(text: str) -> list[str]:
     tokens = []
     for line in text.splitlines():
         tokens += line.split("#", 1)[0].replace(",", " ").split()
+    return tokens
+
+
+def word_warnings(text: str) -> list[str]:
+    """One warning per word of ``text`` that is not exactly 8 hex digits (``0x`` aside): a digit
+    dropped or added is read as a number, zero-padded, and decodes as some other command."""
+    out = []
+    for i, token in enumerate(_tokens(text)):
+        digits = token[2:] if token.lower().startswith("0x") else token
+        if len(digits) == 8:
+            continue
+        try:
+            value = int(digits, 16)
+        except ValueError:
+            continue  # parse_words refuses it
+        out.append(
+            f"word {i} ({token!r}) has {len(digits)} hex digit(s), not 8: read as 0x{value:08x}"
+        )
+    return out
+
+
+def parse_words(text: str) -> list[int]:
+    """Hex words separated by whitespace or commas, ``0x`` optional; ``#`` starts a comment."""
+    tokens = _tokens(text)
     words = []
     for i, token in enumerate(tokens):
         digits = token[2:] if token.lower().startswith("0x") else token

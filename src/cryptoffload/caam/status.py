@@ -86,6 +86,7 @@ DECO_HDRLEN = 0x13
 DECO_DMA = 0x16
 DECO_JRRESET = 0x1A
 DECO_JOBFAIL = 0x1B
+DECO_WATCHDOG = 0x1C  # the DECO stalled (a loop, a store that never fills): watchdog timeout
 DECO_KEYS_NOT_LOADED = 0x24  # JDKEK, TDKEK or TDSK not loaded: blob or black key before SK
 DECO_UNDEFPCL = 0x81
 DECO_PDBERR = 0x82
@@ -104,6 +105,7 @@ DECO_ERRORS = {
     DECO_DMA: "DMA error",
     DECO_JRRESET: "job ring reset released the job",
     DECO_JOBFAIL: "job failed",
+    DECO_WATCHDOG: "watchdog timer timeout (the descriptor stalled)",
     DECO_KEYS_NOT_LOADED: "JDKEK, TDKEK or TDSK not loaded",
     DECO_UNDEFPCL: "undefined protocol command",
     DECO_PDBERR: "invalid setting in the protocol data block",

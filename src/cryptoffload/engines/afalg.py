@@ -20,7 +20,7 @@ from cryptography.exceptions import InvalidTag
 from cryptoffload.blocks import ivs
 from cryptoffload.engines import _fork, _splice, procfs
 from cryptoffload.engines.base import Capabilities
-from cryptoffload.errors import EngineError, Unavailable
+from cryptoffload.errors import BadEngineSpec, Unavailable
 
 KERNEL_OPTIONS = (
     "CONFIG_CRYPTO_USER_API_SKCIPHER, CONFIG_CRYPTO_USER_API_AEAD, "
@@ -645,5 +645,5 @@ def from_spec(arg: str) -> AfalgEngine:
     if arg == "any":
         return AfalgEngine(allow_software=True)
     if any(c.isspace() for c in arg):
-        raise EngineError(f"afalg driver names have no spaces, got {arg!r}")
+        raise BadEngineSpec(f"afalg driver names have no spaces, got {arg!r}")
     return AfalgEngine(driver=arg)

@@ -28,7 +28,7 @@ from cryptoffload.blocks.curves import CURVES, by_cryptography
 from cryptoffload.devicekey import DeviceKey, DeviceKeyError
 from cryptoffload.engines import _fork
 from cryptoffload.engines.base import Capabilities
-from cryptoffload.errors import EngineError, Unavailable
+from cryptoffload.errors import BadEngineSpec, EngineError, Unavailable
 from cryptoffload.names import FFDHE_NAMES, RSA_SIZES
 from cryptoffload.ops import Op
 
@@ -512,17 +512,20 @@ def from_spec(arg: str) -> CaamEngine:
     """``caam`` / ``caam:model=PART[,seed=HEX]`` /
     ``caam:base=0x..|uio=N,pool=0x..:SIZE|udmabuf=N[,svr=0x..]``;
     each form also takes ``timeout=SECONDS`` (how long a job may take before the ring is taken
-    as stalled and reset; the engine's name leaves it out)."""
+    as stalled and reset; the engine's name leaves it out).
+
+    A malformed spec (an option not taken, a value not of its option's kind) is a
+    :class:`BadEngineSpec` naming the option and the value, raised here, before any probe."""
     options = _options(arg)
     timeout = _timeout(options.pop("timeout")) if "timeout" in options else DEFAULT_TIMEOUT
     if "model" in options:
         part = options.pop("model")
-        seed = bytes.fromhex(options.pop("seed")) if "seed" in options else None
+        seed = _seed(options.pop("seed")) if "seed" in options else None
         _no_more(options, "caam:model=PART")
         from cryptoffload.caam.model.parts import PARTS
 
         if part not in PARTS:
-            raise EngineError(f"caam: unknown model part {part!r}; parts: {', '.join(PARTS)}")
+            raise BadEngineSpec(f"caam: unknown model part {part!r}; parts: {', '.join(PARTS)}")
 
         def open_model() -> Any:
             from cryptoffload.caam.transport import ModelTransport
@@ -532,7 +535,8 @@ def from_spec(arg: str) -> CaamEngine:
         name = f"caam:model={part}" + (f",seed={seed.hex()}" if seed is not None else "")
         return CaamEngine(name, open_model, timeout=timeout)
     name = "caam" if not options else "caam:" + ",".join(f"{k}={v}" for k, v in options.items())
-    return CaamEngine(name, lambda: _open_board(dict(options)), timeout=timeout)
+    kwargs = _board_options(dict(options))
+    return CaamEngine(name, lambda: _open_board(dict(kwargs)), timeout=timeout)
 
 
 def _timeout(text: str) -> float:
@@ -541,8 +545,17 @@ def _timeout(text: str) -> float:
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
-        raise EngineError(f"caam option timeout is seconds above 0 (e.g. 0.5), got {text!r}")
+        raise BadEngineSpec(f"caam option timeout is seconds above 0 (e.g. 0.5), got {text!r}")
     return value
+
+
+def _seed(text: str) -> bytes:
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise BadEngineSpec(
+            f"caam option seed is bytes in hex (e.g. seed=00ff), got {text!r}"
+        ) from None
 
 
 def _options(arg: str) -> dict[str, str]:
@@ -550,47 +563,81 @@ def _options(arg: str) -> dict[str, str]:
     for item in filter(None, arg.split(",")):
         key, sep, value = item.partition("=")
         if not sep or not value:
-            raise EngineError(f"caam options are KEY=VALUE, got {item!r}")
+            raise BadEngineSpec(f"caam options are KEY=VALUE, got {item!r}")
         if key in options:
-            raise EngineError(f"caam option {key!r} given twice")
+            raise BadEngineSpec(f"caam option {key!r} given twice")
         options[key] = value
     return options
 
 
 def _no_more(options: dict[str, str], form: str) -> None:
     if options:
-        raise EngineError(f"{form} takes no option {', '.join(sorted(options))}")
+        raise BadEngineSpec(f"{form} takes no option {', '.join(sorted(options))}")
 
 
-def _open_board(options: dict[str, str]) -> Any:
-    """The transport of this machine's block: from the options, else from the device tree."""
-    from cryptoffload.caam import boards
+def _number(key: str, text: str, what: str = "a number (e.g. 0x1000 or 4096)") -> int:
+    """The value of option ``key``: a whole number, 0 or above (``0x`` for hex)."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise BadEngineSpec(f"caam option {key} is {what}, got {text!r}")
+    return value
 
+
+def _board_options(options: dict[str, str]) -> dict[str, Any]:
+    """The keyword arguments of :func:`boards.open_board` from the spec's options, each checked
+    (a BadEngineSpec naming the option and the value); the device tree is read at open."""
     base = options.pop("base", None)
     uio = options.pop("uio", None)
     pool = options.pop("pool", None)
     udmabuf = options.pop("udmabuf", None)
     svr = options.pop("svr", None)
     _no_more(options, "caam:base=..,pool=..|udmabuf=N[,svr=0x..]")
-    if base is None and uio is None:
-        base = _device_tree_base()
-    if pool is None and udmabuf is None:
+    kwargs: dict[str, Any] = {}
+    if base is not None:
+        kwargs["base"] = _number("base", base, "a physical address (e.g. 0xffe300000)")
+    if uio is not None:
+        kwargs["uio"] = _number("uio", uio, "a uio device number (e.g. 0)")
+    if pool is not None:
+        phys, sep, size = pool.partition(":")
+        if not sep:
+            raise BadEngineSpec(
+                f"caam option pool is PHYS:SIZE (e.g. 0x90000000:16m), got {pool!r}"
+            )
+        start = _number("pool", phys, "PHYS:SIZE (e.g. 0x90000000:16m), a physical address first")
+        kwargs["pool"] = (start, _pool_size(pool, size))
+    if udmabuf is not None:
+        kwargs["udmabuf"] = _number("udmabuf", udmabuf, "a u-dma-buf device number (e.g. 0)")
+    if svr is not None:  # where no SoC driver publishes it in /sys/devices/soc0/soc_id
+        kwargs["svr"] = _number("svr", svr, "a system version register value (e.g. 0x85300010)")
+    return kwargs
+
+
+def _pool_size(pool: str, text: str) -> int:
+    try:
+        size = _size(text)
+    except ValueError:
+        size = -1
+    if size <= 0:
+        raise BadEngineSpec(
+            f"caam option pool is PHYS:SIZE with a size above 0 (e.g. 0x90000000:16m), got {pool!r}"
+        )
+    return size
+
+
+def _open_board(kwargs: dict[str, Any]) -> Any:
+    """The transport of this machine's block: from the options, else from the device tree."""
+    from cryptoffload.caam import boards
+
+    if "base" not in kwargs and "uio" not in kwargs:
+        kwargs["base"] = int(_device_tree_base(), 0)
+    if "pool" not in kwargs and "udmabuf" not in kwargs:
         raise EngineError(
             "caam: no DMA memory: give pool=PHYS:SIZE (a range reserved with mem=) or "
             "udmabuf=N (a u-dma-buf device)"
         )
-    kwargs: dict[str, Any] = {}
-    if base is not None:
-        kwargs["base"] = int(base, 0)
-    if uio is not None:
-        kwargs["uio"] = int(uio)
-    if pool is not None:
-        phys, _, size = pool.partition(":")
-        kwargs["pool"] = (int(phys, 0), _size(size))
-    if udmabuf is not None:
-        kwargs["udmabuf"] = int(udmabuf)
-    if svr is not None:  # where no SoC driver publishes it in /sys/devices/soc0/soc_id
-        kwargs["svr"] = int(svr, 0)
     return boards.open_board(**kwargs)
 
 

@@ -61,7 +61,7 @@ from cryptoffload.engines.cryptodev_abi import (
     SessionInfoOp,
     SessionOp,
 )
-from cryptoffload.errors import EngineError, Unavailable
+from cryptoffload.errors import BadEngineSpec, Unavailable
 from cryptoffload.names import HASHLIB, aes_name
 
 DEVICE = "/dev/crypto"
@@ -792,6 +792,6 @@ def from_spec(arg: str) -> CryptodevEngine:
         return CryptodevEngine()
     if arg == "any":
         return CryptodevEngine(allow_software=True)
-    raise EngineError(
+    raise BadEngineSpec(
         f"cryptodev takes no option but 'any' (software drivers allowed), got 'cryptodev:{arg}'"
     )

@@ -25,7 +25,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "side changes, down to one step of the square root of 2), the crossover, and with "
         "--write a policy file (TOML) giving each engine its minimum (and maximum) sizes, "
         "excluding it where it never wins, with the figures behind them. Exit status 1 when an "
-        "engine named is not available, 2 for usage errors.",
+        "engine named is not available or claims none of the algorithms asked, 2 for usage "
+        "errors.",
     )
     p.add_argument(
         "--algs",
@@ -72,6 +73,9 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
     with progress_on_stderr(calibrate.steps(found, args.algs), quiet) as step:
         report = calibrate.run(found, args.algs, settings, progress=step)
     missing = [e for e in report["engines"] if not e["available"]]
+    claim_none = [
+        e for e in report["engines"] if e["available"] and not e["results"] and not e["skipped"]
+    ]
     if args.write and any(e["available"] for e in report["engines"]):
         policy = calibrate.policy_from(report, base)
         command = "cryptoffload " + shlex.join(sys.argv[1:] if sys.argv[1:] else ["calibrate"])
@@ -79,9 +83,20 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
         report["written"] = args.write
     if args.json:
         print(json.dumps(report, indent=2, default=str))
+        for engine in claim_none:
+            print(f"cryptoffload calibrate: {_claims_none(engine, args.algs)}", file=sys.stderr)
     else:
         print_report(report, console)
-    return 1 if missing or not report["engines"] else 0
+        for engine in claim_none:
+            console.print(f"[bold red]FAIL[/] {_claims_none(engine, args.algs)}", highlight=False)
+    return 1 if missing or claim_none or not report["engines"] else 0
+
+
+def _claims_none(engine: dict[str, Any], patterns: list[str] | None) -> str:
+    """As ``verify`` says it: an engine claiming none of the algorithms asked."""
+    if not patterns:
+        return f"{engine['name']} claims no algorithm"
+    return f"{engine['name']} claims none of the algorithms asked ({','.join(patterns)})"
 
 
 def _size(n: int | None) -> str:

@@ -19,7 +19,7 @@ from cryptoffload.caam.cli import add_parser as add_caam_parser
 from cryptoffload.errors import EngineError
 from cryptoffload.provider import Provider, default_provider
 from cryptoffload.tools.bench.cli import add_parsers as add_bench_parsers
-from cryptoffload.tools.bench.cli import comma_list
+from cryptoffload.tools.bench.cli import engine_list
 from cryptoffload.tools.calibrate_cli import add_parser as add_calibrate_parser
 from cryptoffload.tools.engine_rows import engine_rows
 from cryptoffload.tools.run import add_parser as add_run_parser
@@ -44,7 +44,7 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
         "--engines",
         dest="specs",
         action="extend",
-        type=comma_list,
+        type=engine_list,
         metavar="LIST",
         help="comma-separated engine specs, as for bench (e.g. software,afalg:any)",
     )

@@ -19,7 +19,7 @@ __all__ = ["Extent", "JobBus", "JobStop", "OutputFifo"]
 Extent = tuple[int, int]
 
 #: DECO error 0x1C, the watchdog: what a DECO stalled on a FIFO STORE that never fills reports.
-DECO_WATCHDOG = 0x1C
+DECO_WATCHDOG = status.DECO_WATCHDOG
 
 
 class JobStop(Exception):

@@ -40,6 +40,18 @@ def comma_list(text: str) -> list[str]:
     return [part.strip() for part in parts if part.strip()]
 
 
+def engine_list(text: str) -> list[str]:
+    """An argparse type for ``--engines``, the same in every command: a :func:`comma_list` of
+    engine specs, at least one (an empty list is a usage error, not "the engines found")."""
+    items = comma_list(text)
+    if not items:
+        raise argparse.ArgumentTypeError(
+            f"no engine named in --engines: expected a comma-separated list of engine specs "
+            f"(e.g. software,afalg:any), got {text!r}"
+        )
+    return items
+
+
 def _block_size(text: str) -> int:
     value = _BLOCKS.get(text.strip().lower())
     if value is None:
@@ -108,7 +120,7 @@ def _add_engine_options(p: argparse.ArgumentParser, default: str) -> None:
     """``--engines LIST`` and ``--engine SPEC`` (repeatable), gathered in order into ``engines``."""
     p.add_argument(
         "--engines",
-        type=_nonempty_list("engine specs"),
+        type=engine_list,
         action="extend",
         metavar="LIST",
         help=f"comma-separated engine specs (default: {default}); software is always measured",
@@ -389,7 +401,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         raise ValueError(compare.nothing_in_common(before, after, *names))
     left = compare.unmatched(before, after)
     if args.json:
-        print(json.dumps(changes, indent=2))
+        print(json.dumps(changes, indent=2, allow_nan=False))
         for line in compare.leftover_lines(left, *names):
             print(f"cryptoffload compare: {line}", file=sys.stderr)
     else:

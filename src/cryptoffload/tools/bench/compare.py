@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from rich.console import Console
@@ -61,10 +62,22 @@ def _row_problem(i: int, row: Any) -> str | None:
     median = row.get("median")
     if median is not None and not _is_number(median):
         return f"rows[{i}] has 'median' {_json_type(median)}, not a number or null"
+    if median is not None and not _is_rate(median):
+        return f"rows[{i}] has 'median' {median!r}, not a finite number 0 or above"
     trials = row.get("trials", [])
     if not isinstance(trials, list) or not all(_is_number(t) for t in trials):
         return f"rows[{i}] has 'trials' that is not a list of numbers"
+    bad = next((t for t in trials if not _is_rate(t)), None)
+    if bad is not None:
+        return f"rows[{i}] has a trial of {bad!r}, not a finite number 0 or above"
+    if median is not None and "trials" in row and not trials:
+        return f"rows[{i}] has a median but an empty list of 'trials'"
     return None
+
+
+def _is_rate(value: float) -> bool:
+    """A rate a bench could have measured: finite, not negative (NaN is neither)."""
+    return math.isfinite(value) and value >= 0
 
 
 def load_run(path: str) -> dict[str, Any]:
