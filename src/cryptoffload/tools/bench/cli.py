@@ -15,6 +15,9 @@ from cryptoffload.policy import Policy
 from cryptoffload.provider import default_provider
 
 _BLOCKS = {"1k": 1024, "4k": 4096, "16k": 16384, "64k": 65536, "1m": 1 << 20}
+#: Upper bounds of --trials and --time: beyond them a run would go on for hours.
+MAX_TRIALS = 1000
+MAX_SECONDS = 60.0
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -83,6 +86,10 @@ def _trials(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"expected a whole number of trials, 1 or more; got {text!r}"
         )
+    if value > MAX_TRIALS:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_TRIALS} trials (the limit keeps a run finite); got {text!r}"
+        )
     return value
 
 
@@ -94,6 +101,11 @@ def _seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(
             f"expected seconds per trial, a number above 0 (e.g. 0.25); got {text!r}"
+        )
+    if value > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_SECONDS:g} seconds per trial (the limit keeps a run finite); "
+            f"got {text!r}"
         )
     return value
 
@@ -143,14 +155,19 @@ def _add_bench(sub: Any) -> None:
         "--embedded", action="store_true", help="1 KiB blocks, like the embedded benchmark"
     )
     p.add_argument(
-        "--time", type=_seconds, default=0.15, metavar="S", help="seconds per trial (default 0.15)"
+        "--time",
+        type=_seconds,
+        default=0.15,
+        metavar="S",
+        help=f"seconds per trial (default 0.15, at most {MAX_SECONDS:g})",
     )
     p.add_argument(
         "--trials",
         type=_trials,
         default=5,
         metavar="N",
-        help="trials per row; the median is shown (default 5: compare needs 4 or more)",
+        help=f"trials per row; the median is shown (default 5: compare needs 4 or more; "
+        f"at most {MAX_TRIALS})",
     )
     p.add_argument("--cpu", action="store_true", help="wall, user and sys time per row")
     p.add_argument(
@@ -190,8 +207,20 @@ def _add_sweep(sub: Any) -> None:
         help="bulk algorithms (default: aes-128-gcm, aes-128-cbc, sha256, sha384)",
     )
     _add_engine_options(p, "every engine found")
-    p.add_argument("--time", type=_seconds, default=0.2, metavar="S", help="seconds per trial")
-    p.add_argument("--trials", type=_trials, default=3, metavar="N", help="trials per point")
+    p.add_argument(
+        "--time",
+        type=_seconds,
+        default=0.2,
+        metavar="S",
+        help=f"seconds per trial (default 0.2, at most {MAX_SECONDS:g})",
+    )
+    p.add_argument(
+        "--trials",
+        type=_trials,
+        default=3,
+        metavar="N",
+        help=f"trials per point (default 3, at most {MAX_TRIALS})",
+    )
     p.add_argument("--use-policy", action="store_true", help="apply the configured policy")
     p.add_argument("--plot", metavar="FILE.png", help="draw throughput against size")
     p.add_argument("--format", choices=("table", "md", "csv", "json"), default="table")
