@@ -105,9 +105,9 @@ def test_bench_embedded_uses_1k_blocks(capsys):
     assert data["settings"]["block"] == 1024 and data["rows"][0]["block"] == 1024
 
 
-def test_bench_embedded_wins_over_block(capsys):
+def test_bench_embedded_with_block_1k_is_accepted(capsys):
     code, out, _ = run_cli(
-        capsys, *SHA256, "--embedded", "--block", "64k", "--format", "json", "--quiet"
+        capsys, *SHA256, "--embedded", "--block", "1k", "--format", "json", "--quiet"
     )
     assert code == 0 and json.loads(out)["settings"]["block"] == 1024
 

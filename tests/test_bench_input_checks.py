@@ -50,3 +50,33 @@ def test_help_documents_the_limits_of_trials_and_time(capsys, command):
         cli.main([command, "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "at most 1000" in out and "at most 60" in out
+
+
+# -- 8: contradictions and duplicates are usage errors ----------------------------------------
+
+
+def test_embedded_with_another_block_is_a_usage_error_naming_both(capsys):
+    code, out, err = run_cli(
+        capsys, "bench", "--algs", "sha256", *TINY, "--embedded", "--block", "64k"
+    )
+    assert code == 2 and out == ""
+    assert "--embedded" in err and "--block 65536" in err
+
+
+def test_sweep_duplicate_sizes_exit_2_naming_the_duplicate(capsys):
+    err = refused(capsys, "sweep", "--algs", "sha256", *TINY, "--sizes", "64,1k,64")
+    assert "argument --sizes" in err and "64 bytes given more than once" in err
+    err = refused(capsys, "sweep", "--algs", "sha256", *TINY, "--sizes", "1k,1024")
+    assert "1024 bytes given more than once" in err
+
+
+@pytest.mark.parametrize("form", [("--block", "-1k"), ("--block=-1k",), ("--block", "-4")])
+def test_negative_block_says_the_size_must_be_positive(capsys, form):
+    err = refused(capsys, "bench", "--algs", "sha256", *TINY, *form)
+    assert "argument --block" in err and "block size must be positive" in err
+    assert "expected one argument" not in err
+
+
+def test_negative_sweep_size_says_the_size_must_be_positive(capsys):
+    err = refused(capsys, "sweep", "--algs", "sha256", *TINY, "--sizes", "-1k,64")
+    assert "argument --sizes" in err and "block size must be positive" in err

@@ -44,7 +44,12 @@ def comma_list(text: str) -> list[str]:
 
 
 def _block_size(text: str) -> int:
-    value = _BLOCKS.get(text.strip().lower())
+    stripped = text.strip()
+    if stripped.startswith("-") and _BLOCKS.get(stripped[1:].lower()):
+        raise argparse.ArgumentTypeError(
+            f"block size must be positive (a number of bytes, 1 or more), got {text!r}"
+        )
+    value = _BLOCKS.get(stripped.lower())
     if value is None:
         try:
             value = int(text)
@@ -74,7 +79,36 @@ def _nonempty_list(what: str) -> Callable[[str], list[str]]:
 
 
 def _block_sizes(text: str) -> list[int]:
-    return [_block_size(part) for part in _nonempty_list("sizes in bytes (or 1k, 16k...)")(text)]
+    sizes = [_block_size(part) for part in _nonempty_list("sizes in bytes (or 1k, 16k...)")(text)]
+    twice = sorted({size for size in sizes if sizes.count(size) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(
+            f"each size once: {', '.join(map(str, twice))} bytes given more than once in {text!r}"
+        )
+    return sizes
+
+
+#: Options whose value may start with "-" (a negative number such as -1k, refused by its type
+#: with a message saying what is expected, not argparse's "expected one argument").
+_SIGNED_VALUES = ("--block", "--sizes", "--time", "--trials")
+
+
+def join_signed_values(argv: list[str]) -> list[str]:
+    """``--block -1k`` as ``--block=-1k``, so that the value reaches its check."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return out + argv[i:]
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if arg in _SIGNED_VALUES and len(nxt) > 1 and nxt[0] == "-" and nxt[1] in "0123456789.":
+            out.append(f"{arg}={nxt}")
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
 
 
 def _trials(text: str) -> int:
@@ -147,12 +181,14 @@ def _add_bench(sub: Any) -> None:
     p.add_argument(
         "--block",
         type=_block_size,
-        default=16384,
+        default=None,
         metavar="SIZE",
         help="bulk buffer size: 1k, 4k, 16k (default), 64k, 1m or bytes",
     )
     p.add_argument(
-        "--embedded", action="store_true", help="1 KiB blocks, like the embedded benchmark"
+        "--embedded",
+        action="store_true",
+        help="1 KiB blocks, like the embedded benchmark (with --block only --block 1k)",
     )
     p.add_argument(
         "--time",
@@ -289,7 +325,12 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
 
     if args.workload == "tls13":
         return _bench_tls13(args, console)
-    block = 1024 if args.embedded else args.block
+    if args.embedded and args.block not in (None, 1024):
+        raise ValueError(
+            f"--embedded measures 1 KiB blocks; --block {args.block} contradicts it "
+            "(give one or the other)"
+        )
+    block = 1024 if args.embedded else args.block or 16384
     selected = cases.select(args.algs)
     engines = _engines_to_measure(args.engines)
     with progress_on_stderr(len(selected) * (len(engines) + 1), args.quiet) as step:
