@@ -80,3 +80,120 @@ def test_negative_block_says_the_size_must_be_positive(capsys, form):
 def test_negative_sweep_size_says_the_size_must_be_positive(capsys):
     err = refused(capsys, "sweep", "--algs", "sha256", *TINY, "--sizes", "-1k,64")
     assert "argument --sizes" in err and "block size must be positive" in err
+
+
+# -- 1 and 2: output paths and the plot format are checked before measuring ---------------------
+
+
+@pytest.fixture
+def no_measuring(monkeypatch):
+    """Fail the test if anything is measured."""
+    from cryptoffload.tools.bench import runner, sweep
+
+    def measured(*args, **kwargs):
+        raise AssertionError("measured before checking the output paths")
+
+    monkeypatch.setattr(runner, "run", measured)
+    monkeypatch.setattr(sweep, "run", measured)
+
+
+BENCH = ("bench", "--engines", "software", "--algs", "sha256", *TINY)
+SWEEP = ("sweep", "--engines", "software", "--algs", "sha256", "--sizes", "64,128", *TINY)
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "md", "csv"])
+def test_bench_out_in_a_missing_directory_exits_2_before_measuring(
+    capsys, tmp_path, no_measuring, fmt
+):
+    path = tmp_path / "nonexistent" / "x.json"
+    code, out, err = run_cli(capsys, *BENCH, "--format", fmt, "--out", str(path))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "--out" in err and "does not exist" in err
+
+
+def test_sweep_out_in_a_missing_directory_exits_2_before_measuring(capsys, tmp_path, no_measuring):
+    code, _, err = run_cli(capsys, *SWEEP, "--out", str(tmp_path / "no" / "x.json"))
+    assert code == 2 and "--out" in err and "does not exist" in err
+
+
+def test_sweep_plot_in_a_missing_directory_exits_2_before_measuring(capsys, tmp_path, no_measuring):
+    code, _, err = run_cli(capsys, *SWEEP, "--plot", str(tmp_path / "no" / "x.png"))
+    assert code == 2 and "--plot" in err and "does not exist" in err
+
+
+def test_sweep_plot_of_a_format_matplotlib_cannot_write_exits_2_before_measuring(
+    capsys, tmp_path, no_measuring
+):
+    code, _, err = run_cli(capsys, *SWEEP, "--plot", str(tmp_path / "out.txt"))
+    assert code == 2 and err.count("\n") == 1
+    assert "cannot write .txt" in err and ".png" in err and ".svg" in err
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_sweep_plot_naming_a_directory_exits_2_saying_it_is_a_directory(
+    capsys, tmp_path, no_measuring
+):
+    adir = tmp_path / "adir"
+    adir.mkdir()
+    code, _, err = run_cli(capsys, *SWEEP, "--plot", str(adir))
+    assert code == 2 and "is a directory" in err and "--plot" in err
+    assert not (tmp_path / "adir.png").exists() and list(adir.iterdir()) == []
+
+
+def test_sweep_plot_without_extension_is_a_png_at_exactly_that_path(capsys, tmp_path):
+    path = tmp_path / "plotfile"
+    code, out, _ = run_cli(capsys, *SWEEP, "--plot", str(path))
+    assert code == 0 and f"plot written to {path}" in out
+    assert path.read_bytes().startswith(b"\x89PNG") and not (tmp_path / "plotfile.png").exists()
+
+
+def test_sweep_plot_in_svg_is_written(capsys, tmp_path):
+    path = tmp_path / "sweep.svg"
+    code, _, _ = run_cli(capsys, *SWEEP, "--plot", str(path))
+    assert code == 0 and b"<svg" in path.read_bytes()
+
+
+def _remove_after(monkeypatch, module, directory):
+    """Measure, then take ``directory`` away: writing then fails after measuring."""
+    real = module.run
+
+    def run(*args, **kwargs):
+        result = real(*args, **kwargs)
+        directory.rmdir()
+        return result
+
+    monkeypatch.setattr(module, "run", run)
+
+
+def test_bench_table_still_prints_when_out_fails_after_measuring(capsys, tmp_path, monkeypatch):
+    from cryptoffload.tools.bench import runner
+
+    directory = tmp_path / "gone"
+    directory.mkdir()
+    _remove_after(monkeypatch, runner, directory)
+    code, out, err = run_cli(capsys, *BENCH, "--out", str(directory / "x.json"))
+    assert code == 1
+    assert "sha256 digest" in out and "software" in out
+    assert "--out" in err and "the table is above" in err
+
+
+def test_bench_md_goes_to_stdout_when_out_fails_after_measuring(capsys, tmp_path, monkeypatch):
+    from cryptoffload.tools.bench import runner
+
+    directory = tmp_path / "gone"
+    directory.mkdir()
+    _remove_after(monkeypatch, runner, directory)
+    code, out, err = run_cli(capsys, *BENCH, "--format", "md", "--out", str(directory / "x.md"))
+    assert code == 1 and "| sha256 digest | software |" in out and "--out" in err
+
+
+def test_sweep_table_still_prints_when_plot_fails_after_measuring(capsys, tmp_path, monkeypatch):
+    from cryptoffload.tools.bench import sweep
+
+    directory = tmp_path / "gone"
+    directory.mkdir()
+    _remove_after(monkeypatch, sweep, directory)
+    code, out, err = run_cli(capsys, *SWEEP, "--plot", str(directory / "x.png"))
+    assert code == 1
+    assert "sha256" in out and "plot written" not in out
+    assert "--plot" in err and "not written" in err

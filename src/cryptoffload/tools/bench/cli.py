@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -310,12 +311,64 @@ def _row_policy(args: argparse.Namespace) -> Policy | None:
     return default_provider().policy if args.use_policy else None
 
 
+def check_output_path(path: str, option: str) -> None:
+    """Refuse (ValueError, exit 2) a file that cannot be written, before anything is measured."""
+    if os.path.isdir(path):
+        raise ValueError(f"{option} {path}: is a directory; give a file name")
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise ValueError(f"{option} {path}: directory {parent} does not exist")
+    if os.path.exists(path):
+        if not os.access(path, os.W_OK):
+            raise ValueError(f"{option} {path}: the file is not writable")
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {path}: cannot create a file in {parent}")
+
+
+def check_plot_path(path: str) -> str:
+    """The plot's format (from its extension; png without one), checked with its path."""
+    from cryptoffload.tools.bench.plot import plot_formats
+
+    check_output_path(path, "--plot")
+    ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
+    formats = plot_formats()
+    if ext not in formats:
+        raise ValueError(
+            f"--plot {path}: matplotlib cannot write .{ext} files; use one of "
+            + ", ".join(f".{f}" for f in sorted(formats))
+        )
+    return ext
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    if getattr(args, "out", None):
+        check_output_path(args.out, "--out")
+    if getattr(args, "plot", None):
+        check_plot_path(args.plot)
+
+
 def _emit(text: str, out: str | None) -> None:
     if out:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with open(out, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            # What was measured is not lost: it goes to stdout, then the error.
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            raise WriteFailed(f"--out {out}: {exc.strerror or exc}; the report is above") from exc
     else:
         sys.stdout.write(text)
+
+
+class WriteFailed(OSError):
+    """Writing a report or plot failed after measuring: what was measured is printed, exit 1."""
+
+
+def _report_failures(failures: list[str], command: str) -> int:
+    for failure in failures:
+        print(f"cryptoffload {command}: {failure}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def cmd_bench(args: argparse.Namespace, console: Console) -> int:
@@ -323,6 +376,7 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
     from cryptoffload.tools.bench import cases, report, runner
     from cryptoffload.tools.bench.progress import progress_on_stderr
 
+    _check_outputs(args)
     if args.workload == "tls13":
         return _bench_tls13(args, console)
     if args.embedded and args.block not in (None, 1024):
@@ -354,13 +408,25 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
         runner.add_speedups(result["rows"])
         result["rows"].sort(key=lambda r: _row_order(r, labels))
         result["settings"]["variants"] = True
+    failures: list[str] = []
     if args.format == "table":
-        if args.out:
-            _emit(report.json_text(result), args.out)
         report.print_table(result, console)
+        if args.out:
+            try:
+                _write(report.json_text(result), args.out)
+            except OSError as exc:
+                failures.append(f"--out {args.out}: {exc.strerror or exc}; the table is above")
     else:
-        _emit(report.render(result, args.format), args.out)
-    return 0
+        try:
+            _emit(report.render(result, args.format), args.out)
+        except WriteFailed as exc:
+            failures.append(str(exc))
+    return _report_failures(failures, "bench")
+
+
+def _write(text: str, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def _row_order(row: dict[str, Any], labels: list[str]) -> tuple:
@@ -402,6 +468,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     )
     if not selected:
         raise ValueError("sweep measures bulk algorithms (ciphers, hashes, MACs); none selected")
+    _check_outputs(args)
     engines = _engines_to_measure(args.engines)
     total = len(selected) * len(args.sizes) * (len(engines) + 1)
     with progress_on_stderr(total, args.quiet) as step:
@@ -414,26 +481,38 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
             policy=_row_policy(args),
             progress=step,
         )
+    failures: list[str] = []
+    plotted = False
     if args.plot:
-        from cryptoffload.tools.bench.plot import plot_sweep
+        from cryptoffload.tools.bench import plot
 
-        plot_sweep(result, args.plot)
-    if args.format == "json" or (args.format == "table" and args.out):
-        _emit(report.json_text(result), args.out)
-        if args.format == "json":
-            return 0
-    elif args.format in ("md", "csv"):
-        _emit(
-            report.render({**result, "machine": {}, "settings": {"cpu": False}}, args.format)
-            if args.format == "csv"
-            else report.sweep_markdown(result),
-            args.out,
-        )
-        return 0
+        try:
+            plot.plot_sweep(result, args.plot, check_plot_path(args.plot))
+            plotted = True
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            failures.append(f"--plot {args.plot}: not written: {reason}")
+    try:
+        if args.format == "json" or (args.format == "table" and args.out):
+            _emit(report.json_text(result), args.out)
+            if args.format == "json":
+                return _report_failures(failures, "sweep")
+        elif args.format in ("md", "csv"):
+            _emit(
+                report.render({**result, "machine": {}, "settings": {"cpu": False}}, args.format)
+                if args.format == "csv"
+                else report.sweep_markdown(result),
+                args.out,
+            )
+            return _report_failures(failures, "sweep")
+    except WriteFailed as exc:
+        failures.append(str(exc))
+        if args.format != "table":
+            return _report_failures(failures, "sweep")
     report.print_sweep(result, console)
-    if args.plot:
+    if plotted:
         console.print(f"plot written to {args.plot}")
-    return 0
+    return _report_failures(failures, "sweep")
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
