@@ -197,3 +197,65 @@ def test_sweep_table_still_prints_when_plot_fails_after_measuring(capsys, tmp_pa
     assert code == 1
     assert "sha256" in out and "plot written" not in out
     assert "--plot" in err and "not written" in err
+
+
+# -- 3: a run with software alone says which engines were looked for, and why each is absent ----
+
+
+@pytest.fixture
+def nothing_found(monkeypatch):
+    """A machine where the engines looked for (here one, ``absent``) are not available."""
+    from doubles import AbsentEngine
+
+    from cryptoffload.provider import Provider
+    from cryptoffload.tools.bench import cli as bench_cli
+
+    provider = Provider([AbsentEngine()])
+    monkeypatch.setattr(bench_cli, "default_provider", lambda: provider)
+
+
+ALONE = ("bench", "--algs", "sha256", *TINY)
+ABSENT_REASON = "no /dev/absent on this machine"
+
+
+def test_bench_json_machine_says_which_engines_were_looked_for_and_why_absent(
+    capsys, nothing_found
+):
+    import json
+
+    code, out, _ = run_cli(capsys, *ALONE, "--format", "json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["machine"]["engines_looked_for"] == [
+        {"name": "absent", "available": False, "reason": ABSENT_REASON}
+    ]
+    (row,) = data["rows"]
+    assert {"speedup", "median", "trials", "offloaded", "engine"} <= set(row)
+
+
+def test_bench_table_footer_names_the_engines_looked_for_and_drops_speedup(capsys, nothing_found):
+    code, out, _ = run_cli(capsys, *ALONE)
+    assert code == 0
+    assert "speedup" not in out.split("only software")[0]
+    assert "only software was measured: the speedup column is left out" in out
+    assert "engines looked for: absent; none available" in out
+    assert f"absent: not available: {ABSENT_REASON}" in out
+
+
+def test_bench_md_footer_names_the_engines_looked_for_and_drops_speedup(capsys, nothing_found):
+    code, out, _ = run_cli(capsys, *ALONE, "--format", "md")
+    head = out.splitlines()[0]
+    assert code == 0 and "speedup" not in head and head.count("|") == 6
+    assert "- only software was measured: the speedup column is left out" in out
+    assert f"- absent: not available: {ABSENT_REASON}" in out
+
+
+def test_bench_with_an_engine_measured_keeps_the_speedup_column(capsys, monkeypatch):
+    from doubles import TakeAllEngine
+
+    import cryptoffload.engines
+
+    monkeypatch.setitem(cryptoffload.engines.FACTORIES, "takeall", lambda arg: TakeAllEngine())
+    code, out, _ = run_cli(capsys, *ALONE, "--engines", "takeall", "--format", "md")
+    assert code == 0 and "speedup" in out.splitlines()[0]
+    assert "only software was measured" not in out

@@ -398,6 +398,7 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
             policy=_row_policy(args),
             progress=step,
         )
+    result["machine"]["engines_looked_for"] = _looked_for(args.engines, result)
     if args.variants:
         from cryptoffload.tools.bench import variants
 
@@ -427,6 +428,23 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
 def _write(text: str, path: str) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def _looked_for(specs: list[str] | None, result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The engines other than software this run looked for: each found or not, and why not.
+
+    Without ``--engines`` these are every engine the default provider probed (those absent get
+    no rows, so this is where their reasons are kept); with it, the engines named.
+    """
+    if specs is None:
+        caps = default_provider().capabilities
+        found = [{"name": n, "available": c.available, "reason": c.reason} for n, c in caps.items()]
+    else:
+        found = [
+            {"name": e["name"], "available": e["available"], "reason": e["reason"]}
+            for e in result["machine"].get("engines", [])
+        ]
+    return [e for e in found if e["name"] != "software"]
 
 
 def _row_order(row: dict[str, Any], labels: list[str]) -> tuple:
