@@ -225,6 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["run"]:  # the program's own arguments are not ours to parse
         own, program_args = split_run_argv(argv[1:])
         argv = ["run", *own]
+    elif argv[:1] in (["bench"], ["sweep"]):
+        from cryptoffload.tools.bench.cli import join_signed_values
+
+        argv = join_signed_values(argv)
     args = build_parser().parse_args(argv)
     if program_args:
         args.program_args = program_args

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +16,9 @@ from cryptoffload.policy import Policy
 from cryptoffload.provider import default_provider
 
 _BLOCKS = {"1k": 1024, "4k": 4096, "16k": 16384, "64k": 65536, "1m": 1 << 20}
+#: Upper bounds of --trials and --time: beyond them a run would go on for hours.
+MAX_TRIALS = 1000
+MAX_SECONDS = 60.0
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -53,7 +57,12 @@ def engine_list(text: str) -> list[str]:
 
 
 def _block_size(text: str) -> int:
-    value = _BLOCKS.get(text.strip().lower())
+    stripped = text.strip()
+    if stripped.startswith("-") and _BLOCKS.get(stripped[1:].lower()):
+        raise argparse.ArgumentTypeError(
+            f"block size must be positive (a number of bytes, 1 or more), got {text!r}"
+        )
+    value = _BLOCKS.get(stripped.lower())
     if value is None:
         try:
             value = int(text)
@@ -83,7 +92,36 @@ def _nonempty_list(what: str) -> Callable[[str], list[str]]:
 
 
 def _block_sizes(text: str) -> list[int]:
-    return [_block_size(part) for part in _nonempty_list("sizes in bytes (or 1k, 16k...)")(text)]
+    sizes = [_block_size(part) for part in _nonempty_list("sizes in bytes (or 1k, 16k...)")(text)]
+    twice = sorted({size for size in sizes if sizes.count(size) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(
+            f"each size once: {', '.join(map(str, twice))} bytes given more than once in {text!r}"
+        )
+    return sizes
+
+
+#: Options whose value may start with "-" (a negative number such as -1k, refused by its type
+#: with a message saying what is expected, not argparse's "expected one argument").
+_SIGNED_VALUES = ("--block", "--sizes", "--time", "--trials")
+
+
+def join_signed_values(argv: list[str]) -> list[str]:
+    """``--block -1k`` as ``--block=-1k``, so that the value reaches its check."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return out + argv[i:]
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if arg in _SIGNED_VALUES and len(nxt) > 1 and nxt[0] == "-" and nxt[1] in "0123456789.":
+            out.append(f"{arg}={nxt}")
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
 
 
 def _trials(text: str) -> int:
@@ -94,6 +132,10 @@ def _trials(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(
             f"expected a whole number of trials, 1 or more; got {text!r}"
+        )
+    if value > MAX_TRIALS:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_TRIALS} trials (the limit keeps a run finite); got {text!r}"
         )
     return value
 
@@ -106,6 +148,11 @@ def _seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(
             f"expected seconds per trial, a number above 0 (e.g. 0.25); got {text!r}"
+        )
+    if value > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_SECONDS:g} seconds per trial (the limit keeps a run finite); "
+            f"got {text!r}"
         )
     return value
 
@@ -147,22 +194,29 @@ def _add_bench(sub: Any) -> None:
     p.add_argument(
         "--block",
         type=_block_size,
-        default=16384,
+        default=None,
         metavar="SIZE",
         help="bulk buffer size: 1k, 4k, 16k (default), 64k, 1m or bytes",
     )
     p.add_argument(
-        "--embedded", action="store_true", help="1 KiB blocks, like the embedded benchmark"
+        "--embedded",
+        action="store_true",
+        help="1 KiB blocks, like the embedded benchmark (with --block only --block 1k)",
     )
     p.add_argument(
-        "--time", type=_seconds, default=0.15, metavar="S", help="seconds per trial (default 0.15)"
+        "--time",
+        type=_seconds,
+        default=0.15,
+        metavar="S",
+        help=f"seconds per trial (default 0.15, at most {MAX_SECONDS:g})",
     )
     p.add_argument(
         "--trials",
         type=_trials,
         default=5,
         metavar="N",
-        help="trials per row; the median is shown (default 5: compare needs 4 or more)",
+        help=f"trials per row; the median is shown (default 5: compare needs 4 or more; "
+        f"at most {MAX_TRIALS})",
     )
     p.add_argument("--cpu", action="store_true", help="wall, user and sys time per row")
     p.add_argument(
@@ -202,8 +256,20 @@ def _add_sweep(sub: Any) -> None:
         help="bulk algorithms (default: aes-128-gcm, aes-128-cbc, sha256, sha384)",
     )
     _add_engine_options(p, "every engine found")
-    p.add_argument("--time", type=_seconds, default=0.2, metavar="S", help="seconds per trial")
-    p.add_argument("--trials", type=_trials, default=3, metavar="N", help="trials per point")
+    p.add_argument(
+        "--time",
+        type=_seconds,
+        default=0.2,
+        metavar="S",
+        help=f"seconds per trial (default 0.2, at most {MAX_SECONDS:g})",
+    )
+    p.add_argument(
+        "--trials",
+        type=_trials,
+        default=3,
+        metavar="N",
+        help=f"trials per point (default 3, at most {MAX_TRIALS})",
+    )
     p.add_argument("--use-policy", action="store_true", help="apply the configured policy")
     p.add_argument("--plot", metavar="FILE.png", help="draw throughput against size")
     p.add_argument("--format", choices=("table", "md", "csv", "json"), default="table")
@@ -257,12 +323,64 @@ def _row_policy(args: argparse.Namespace) -> Policy | None:
     return default_provider().policy if args.use_policy else None
 
 
+def check_output_path(path: str, option: str) -> None:
+    """Refuse (ValueError, exit 2) a file that cannot be written, before anything is measured."""
+    if os.path.isdir(path):
+        raise ValueError(f"{option} {path}: is a directory; give a file name")
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise ValueError(f"{option} {path}: directory {parent} does not exist")
+    if os.path.exists(path):
+        if not os.access(path, os.W_OK):
+            raise ValueError(f"{option} {path}: the file is not writable")
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {path}: cannot create a file in {parent}")
+
+
+def check_plot_path(path: str) -> str:
+    """The plot's format (from its extension; png without one), checked with its path."""
+    from cryptoffload.tools.bench.plot import plot_formats
+
+    check_output_path(path, "--plot")
+    ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
+    formats = plot_formats()
+    if ext not in formats:
+        raise ValueError(
+            f"--plot {path}: matplotlib cannot write .{ext} files; use one of "
+            + ", ".join(f".{f}" for f in sorted(formats))
+        )
+    return ext
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    if getattr(args, "out", None):
+        check_output_path(args.out, "--out")
+    if getattr(args, "plot", None):
+        check_plot_path(args.plot)
+
+
 def _emit(text: str, out: str | None) -> None:
     if out:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with open(out, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            # What was measured is not lost: it goes to stdout, then the error.
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            raise WriteFailed(f"--out {out}: {exc.strerror or exc}; the report is above") from exc
     else:
         sys.stdout.write(text)
+
+
+class WriteFailed(OSError):
+    """Writing a report or plot failed after measuring: what was measured is printed, exit 1."""
+
+
+def _report_failures(failures: list[str], command: str) -> int:
+    for failure in failures:
+        print(f"cryptoffload {command}: {failure}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def cmd_bench(args: argparse.Namespace, console: Console) -> int:
@@ -270,9 +388,15 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
     from cryptoffload.tools.bench import cases, report, runner
     from cryptoffload.tools.bench.progress import progress_on_stderr
 
+    _check_outputs(args)
     if args.workload == "tls13":
         return _bench_tls13(args, console)
-    block = 1024 if args.embedded else args.block
+    if args.embedded and args.block not in (None, 1024):
+        raise ValueError(
+            f"--embedded measures 1 KiB blocks; --block {args.block} contradicts it "
+            "(give one or the other)"
+        )
+    block = 1024 if args.embedded else args.block or 16384
     selected = cases.select(args.algs)
     engines = _engines_to_measure(args.engines)
     result: dict[str, Any] | None = None
@@ -288,6 +412,7 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
                 policy=_row_policy(args),
                 progress=step,
             )
+        result["machine"]["engines_looked_for"] = _looked_for(args.engines, result)
         if args.variants:
             from cryptoffload.tools.bench import variants
 
@@ -308,13 +433,42 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
         if partial is not None and partial["rows"]:
             report.print_table(partial, console)
         raise
+    failures: list[str] = []
     if args.format == "table":
-        if args.out:
-            _emit(report.json_text(result), args.out)
         report.print_table(result, console)
+        if args.out:
+            try:
+                _write(report.json_text(result), args.out)
+            except OSError as exc:
+                failures.append(f"--out {args.out}: {exc.strerror or exc}; the table is above")
     else:
-        _emit(report.render(result, args.format), args.out)
-    return 0
+        try:
+            _emit(report.render(result, args.format), args.out)
+        except WriteFailed as exc:
+            failures.append(str(exc))
+    return _report_failures(failures, "bench")
+
+
+def _write(text: str, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _looked_for(specs: list[str] | None, result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The engines other than software this run looked for: each found or not, and why not.
+
+    Without ``--engines`` these are every engine the default provider probed (those absent get
+    no rows, so this is where their reasons are kept); with it, the engines named.
+    """
+    if specs is None:
+        caps = default_provider().capabilities
+        found = [{"name": n, "available": c.available, "reason": c.reason} for n, c in caps.items()]
+    else:
+        found = [
+            {"name": e["name"], "available": e["available"], "reason": e["reason"]}
+            for e in result["machine"].get("engines", [])
+        ]
+    return [e for e in found if e["name"] != "software"]
 
 
 def _row_order(row: dict[str, Any], labels: list[str]) -> tuple:
@@ -356,6 +510,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     )
     if not selected:
         raise ValueError("sweep measures bulk algorithms (ciphers, hashes, MACs); none selected")
+    _check_outputs(args)
     engines = _engines_to_measure(args.engines)
     total = len(selected) * len(args.sizes) * (len(engines) + 1)
     with progress_on_stderr(total, args.quiet) as step:
@@ -368,26 +523,38 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
             policy=_row_policy(args),
             progress=step,
         )
+    failures: list[str] = []
+    plotted = False
     if args.plot:
-        from cryptoffload.tools.bench.plot import plot_sweep
+        from cryptoffload.tools.bench import plot
 
-        plot_sweep(result, args.plot)
-    if args.format == "json" or (args.format == "table" and args.out):
-        _emit(report.json_text(result), args.out)
-        if args.format == "json":
-            return 0
-    elif args.format in ("md", "csv"):
-        _emit(
-            report.render({**result, "machine": {}, "settings": {"cpu": False}}, args.format)
-            if args.format == "csv"
-            else report.sweep_markdown(result),
-            args.out,
-        )
-        return 0
+        try:
+            plot.plot_sweep(result, args.plot, check_plot_path(args.plot))
+            plotted = True
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            failures.append(f"--plot {args.plot}: not written: {reason}")
+    try:
+        if args.format == "json" or (args.format == "table" and args.out):
+            _emit(report.json_text(result), args.out)
+            if args.format == "json":
+                return _report_failures(failures, "sweep")
+        elif args.format in ("md", "csv"):
+            _emit(
+                report.render({**result, "machine": {}, "settings": {"cpu": False}}, args.format)
+                if args.format == "csv"
+                else report.sweep_markdown(result),
+                args.out,
+            )
+            return _report_failures(failures, "sweep")
+    except WriteFailed as exc:
+        failures.append(str(exc))
+        if args.format != "table":
+            return _report_failures(failures, "sweep")
     report.print_sweep(result, console)
-    if args.plot:
+    if plotted:
         console.print(f"plot written to {args.plot}")
-    return 0
+    return _report_failures(failures, "sweep")
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:

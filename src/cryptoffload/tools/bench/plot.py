@@ -23,13 +23,20 @@ def _size_text(size: int) -> str:
     return f"{size // 1024} KiB" if size >= 1024 and size % 1024 == 0 else f"{size} B"
 
 
-def plot_sweep(result: dict[str, Any], path: str) -> None:
-    """Write :func:`sweep_figure` of ``result`` to ``path`` as a PNG."""
+def plot_formats() -> set[str]:
+    """The file formats (extensions) matplotlib can write here."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return set(FigureCanvasBase.get_supported_filetypes())
+
+
+def plot_sweep(result: dict[str, Any], path: str, fmt: str = "png") -> None:
+    """Write :func:`sweep_figure` of ``result`` to exactly ``path``, as ``fmt`` (PNG)."""
     import matplotlib.pyplot as plt
 
     fig = sweep_figure(result)
     try:
-        fig.savefig(path, dpi=110, bbox_inches="tight")
+        fig.savefig(path, format=fmt, dpi=110, bbox_inches="tight")
     finally:
         plt.close(fig)
 

@@ -51,13 +51,43 @@ def spread_legend(trials: Any) -> str:
     )
 
 
-def _cells(row: dict[str, Any]) -> list[str]:
+def _columns(report: dict[str, Any]) -> tuple[str, ...]:
+    """The table's columns: no speedup column when only software rows have a figure."""
+    cols = _COLUMNS if engine_measured(report) else _COLUMNS[:-1]
+    return cols + (_CPU_COLUMNS if report["settings"].get("cpu") else ())
+
+
+def _cells(row: dict[str, Any], with_speedup: bool = True) -> list[str]:
     spread = f"{row['spread']:.1%}" if row.get("spread") is not None else ""
     if row.get("noisy"):
         spread += " noisy"
     speedup = f"{row['speedup']:.2f}x" if row.get("speedup") else ""
     label = f"{row['algorithm']} {row['operation']}"
-    return [label, row["engine"], size_label(row["block"]), result_text(row), spread, speedup]
+    cells = [label, row["engine"], size_label(row["block"]), result_text(row), spread]
+    return [*cells, speedup] if with_speedup else cells
+
+
+def software_only_lines(report: dict[str, Any]) -> list[str]:
+    """When no engine row has a figure: which engines were looked for and why each is absent,
+    and that the speedup column is left out (software against itself says nothing)."""
+    if engine_measured(report):
+        return []
+    shown = {line.split(":", 1)[0] for line in unavailable_lines(report)}
+    looked = report.get("machine", {}).get("engines_looked_for")
+    lines = ["only software was measured: the speedup column is left out"]
+    if looked is None:
+        return lines
+    absent = [e for e in looked if not e["available"] and e["name"] not in shown]
+    if not looked:
+        lines.append("no engine other than software was looked for")
+    elif absent:
+        lines.append(
+            "engines looked for: "
+            + ", ".join(e["name"] for e in looked)
+            + ("; none available" if len(absent) == len(looked) else "")
+        )
+        lines += [f"{e['name']}: not available: {e['reason']}" for e in absent]
+    return lines
 
 
 def _cpu_cells(row: dict[str, Any]) -> list[str]:
@@ -86,8 +116,9 @@ def busy_machine_warning(report: dict[str, Any]) -> str | None:
 def print_table(report: dict[str, Any], console: Console) -> None:
     """The rows as a terminal table, software and engine rows side by side."""
     with_cpu = report["settings"].get("cpu")
+    with_speedup = engine_measured(report)
     table = Table(title="cryptoffload bench", show_lines=False)
-    for col in _COLUMNS + (_CPU_COLUMNS if with_cpu else ()):
+    for col in _columns(report):
         table.add_column(col, justify="right" if col in ("result", "speedup", "cpu") else "left")
     previous = None
     for row in report["rows"]:
@@ -95,7 +126,7 @@ def print_table(report: dict[str, Any], console: Console) -> None:
         if previous is not None and key != previous:
             table.add_section()
         previous = key
-        cells = _cells(row) + (_cpu_cells(row) if with_cpu else [])
+        cells = _cells(row, with_speedup) + (_cpu_cells(row) if with_cpu else [])
         table.add_row(*cells, style="dim" if row["median"] is None else None)
     console.print(table)
     m, s = report["machine"], report["settings"]
@@ -106,7 +137,7 @@ def print_table(report: dict[str, Any], console: Console) -> None:
         highlight=False,
     )
     console.print(spread_legend(s["trials"]), highlight=False)
-    for line in unavailable_lines(report):
+    for line in unavailable_lines(report) + software_only_lines(report):
         console.print(line, highlight=False, markup=False)
     warning = busy_machine_warning(report) if with_cpu else None
     if warning:
@@ -120,10 +151,11 @@ def _sentence(text: str) -> str:
 def markdown(report: dict[str, Any]) -> str:
     """The rows as a Markdown table."""
     with_cpu = report["settings"].get("cpu")
-    head = list(_COLUMNS) + (list(_CPU_COLUMNS) if with_cpu else [])
+    with_speedup = engine_measured(report)
+    head = list(_columns(report))
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in report["rows"]:
-        cells = _cells(row) + (_cpu_cells(row) if with_cpu else [])
+        cells = _cells(row, with_speedup) + (_cpu_cells(row) if with_cpu else [])
         lines.append("| " + " | ".join(cells) + " |")
     m = report["machine"]
     lines += [
@@ -131,7 +163,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"Machine: {m['cpu_model']}, {m['kernel']}, {m['openssl']}, Python {m['python']}.",
         "",
         _sentence(spread_legend(report["settings"].get("trials", ""))),
-        *(f"- {line}" for line in unavailable_lines(report)),
+        *(f"- {line}" for line in unavailable_lines(report) + software_only_lines(report)),
     ]
     return "\n".join(lines) + "\n"
 
