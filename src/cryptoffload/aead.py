@@ -180,7 +180,7 @@ class _AeadBase:
         return self._many("decrypt", items)
 
     def _many(self, kind: str, items: Iterable[tuple[bytes, bytes, bytes | None]]) -> list[Any]:
-        items = list(items)
+        items = validate.batch(f"{kind}_many", items, "(nonce, data, associated_data) tuple", 3)
         lane = self._lane.in_force(self._provider)
         if lane is not self._lane:
             self._bind(lane)
@@ -478,7 +478,7 @@ class AESSIV(_FixedTagAead):
         return self._siv_many("decrypt", items)
 
     def _siv_many(self, kind: str, items: Iterable[tuple[Any, ...]]) -> list[Any]:
-        items = list(items)
+        items = validate.batch(f"{kind}_many", items, "(data, associated_data) tuple", 2)
         lane = self._lane.in_force(self._provider)
         if lane is not self._lane:
             self._bind(lane)

@@ -87,8 +87,8 @@ def digest_many(
     validate.byteslike("key", key)
     alg = f"hmac-{_hmac_hash(algorithm)}"
     key = bytes(key)
+    messages = validate.batch("digest_many", messages, "bytes-like message")
     lane = resolve(provider).lane(alg)
-    messages = list(messages)
     if not lane.software_only:
         return lane.run_batch([MacOp(alg, "mac", key, m) for m in messages])
     out: list[Any] = []
