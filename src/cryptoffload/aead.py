@@ -14,7 +14,7 @@ from cryptoffload import validate
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.names import aes_name
 from cryptoffload.ops import AeadOp
-from cryptoffload.provider import Lane, Provider, unbound_lane
+from cryptoffload.provider import Lane, Provider, checked_provider, unbound_lane
 
 __all__ = ["AESCCM", "AESGCM", "AESGCMSIV", "AESOCB3", "AESSIV", "ChaCha20Poly1305"]
 
@@ -39,7 +39,7 @@ class _AeadBase:
         self._key = key if isinstance(key, DeviceKey) else bytes(key)
         self._tag_length = tag_length
         self._alg = aes_name(len(key), self._MODE)
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._lane = unbound_lane(self._alg)
         self._fast: Any = None
         self._sw: Any = None
@@ -333,7 +333,7 @@ class _FixedTagAead(_AeadBase):
         self._key = bytes(key)
         self._tag_length = 16
         self._alg = self._name(len(key))
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._lane = unbound_lane(self._alg)
         self._fast = None
         self._sw = sw

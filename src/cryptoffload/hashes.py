@@ -34,7 +34,7 @@ from cryptoffload import validate
 from cryptoffload._stream import StreamContext
 from cryptoffload.names import HASH_CLASSES, HASHLIB, XOF_NAMES, hash_name
 from cryptoffload.ops import HashOp
-from cryptoffload.provider import Provider, resolve
+from cryptoffload.provider import Provider, checked_provider, resolve
 
 __all__ = [
     "MD5",
@@ -204,7 +204,7 @@ class XOFHash:
                 _Reasons.UNSUPPORTED_HASH,
             )
         self._ctx = _OpenSSLXOFHash(algorithm)  # UnsupportedAlgorithm before OpenSSL 3.3
-        lane = resolve(provider).lane(alg)
+        lane = resolve(checked_provider(provider)).lane(alg)
         lane.allow_software(lane.declines_for("streaming"))
         self._algorithm = algorithm
         self._lane = lane
