@@ -195,3 +195,11 @@ def test_aessiv_batch_item_not_a_2_tuple_raises_typeerror_naming_index_and_shape
     siv = AESSIV(bytes(32), provider=provider)
     with pytest.raises(TypeError, match=r"item 0 must be a \(data, associated_data\) tuple"):
         siv.encrypt_many([(b"x",)])
+
+
+def test_digest_many_given_a_provider_that_is_not_one_raises_typeerror():
+    wrong = "provider must be a cryptoffload Provider or None, got str"
+    with pytest.raises(TypeError, match=wrong):
+        hashes.digest_many([b"a"], SHA256, provider="software")
+    with pytest.raises(TypeError, match=wrong):
+        hmac.digest_many(b"key", [b"a"], SHA256, provider="software")

@@ -295,7 +295,7 @@ def digest_many(
     is its answer (TypeError for a message that is not bytes-like)."""
     alg = _BY_CLASS.get(algorithm.__class__) or hash_name(algorithm)
     messages = validate.batch("digest_many", messages, "bytes-like message")
-    lane = resolve(provider).lane(alg)
+    lane = resolve(checked_provider(provider)).lane(alg)
     if not lane.software_only:
         length = algorithm.digest_size if alg in XOF_NAMES else None
         return lane.run_batch([HashOp(alg, "digest", m, length) for m in messages])
