@@ -127,3 +127,79 @@ def test_a_failed_tag_in_a_batch_is_the_engines_answer_not_a_fault(part):
     assert (engine["ops"], engine["faults"], engine["declined"]) == (8, 0, {})
     assert cells.get("software", {}).get("aes-128-gcm", {}).get("ops", 0) == 0
     provider.close()
+
+
+# -- the batch's shape (issue 22.14): checked once, before any work; the caller's mistake raises --
+
+SHA256 = hashes.SHA256()
+
+
+@pytest.mark.parametrize("messages", [b"ab", "ab", bytearray(b"ab"), {b"a": b"b"}, 7])
+def test_digest_many_of_one_bytes_object_or_a_non_iterable_raises_typeerror(provider, messages):
+    with pytest.raises(TypeError, match=r"iterable .* each a bytes-like message; got"):
+        hashes.digest_many(messages, SHA256, provider=provider)
+    with pytest.raises(TypeError, match=r"iterable .* each a bytes-like message; got"):
+        hmac.digest_many(b"key", messages, SHA256, provider=provider)
+
+
+def test_digest_many_keeps_a_non_bytes_message_as_its_own_answer(provider):
+    answers = hashes.digest_many([b"a", 3, b"b"], SHA256, provider=provider)
+    assert answers[0] == hashlib.sha256(b"a").digest()
+    assert isinstance(answers[1], TypeError)
+    assert answers[2] == hashlib.sha256(b"b").digest()
+
+
+@pytest.mark.parametrize("cls,nonce", [(AESGCM, bytes(12)), (AESCCM, bytes(13))])
+@pytest.mark.parametrize("kind", ["encrypt_many", "decrypt_many"])
+def test_an_aead_batch_item_not_a_3_tuple_raises_typeerror_naming_index_and_shape(
+    provider, cls, nonce, kind
+):
+    many = getattr(cls(KEY, provider=provider), kind)
+    for bad, got in [((nonce, b"x"), "a 2-tuple"), (b"abc", "bytes"), (None, "NoneType")]:
+        with pytest.raises(TypeError) as info:
+            many([(nonce, b"x" * 32, None), bad])
+        message = str(info.value)
+        assert f"{kind}: item 1 must be a (nonce, data, associated_data) tuple, got {got}" in (
+            message
+        )
+        assert "_AeadBase" not in message
+
+
+@pytest.mark.parametrize("batch", [{1: 2}, b"abc", "abc", 5, None])
+def test_an_aead_batch_that_is_a_dict_bytes_or_no_iterable_raises_typeerror(provider, batch):
+    gcm = AESGCM(KEY, provider=provider)
+    with pytest.raises(TypeError, match=r"encrypt_many takes an iterable .* each a \(nonce"):
+        gcm.encrypt_many(batch)
+    with pytest.raises(TypeError, match=r"decrypt_many takes an iterable .* each a \(nonce"):
+        gcm.decrypt_many(batch)
+
+
+def test_an_aead_batch_with_a_bad_shape_does_no_work(provider):
+    gcm = AESGCM(KEY, provider=provider)
+    with pytest.raises(TypeError):
+        gcm.encrypt_many([(bytes(12), b"x" * 64, None), (bytes(12), b"y")])
+    cells = provider.counters.snapshot()
+    assert all(cell.get("aes-128-gcm", {}).get("ops", 0) == 0 for cell in cells.values())
+
+
+def test_aead_batch_items_given_as_lists_and_from_a_generator_still_work(provider):
+    gcm = AESGCM(KEY, provider=provider)
+    items = _items(4)
+    sealed = gcm.encrypt_many(list(item) for item in items)
+    assert sealed == [CAESGCM(KEY).encrypt(*item) for item in items]
+
+
+def test_aessiv_batch_item_not_a_2_tuple_raises_typeerror_naming_index_and_shape(provider):
+    from cryptoffload.aead import AESSIV
+
+    siv = AESSIV(bytes(32), provider=provider)
+    with pytest.raises(TypeError, match=r"item 0 must be a \(data, associated_data\) tuple"):
+        siv.encrypt_many([(b"x",)])
+
+
+def test_digest_many_given_a_provider_that_is_not_one_raises_typeerror():
+    wrong = "provider must be a cryptoffload Provider or None, got str"
+    with pytest.raises(TypeError, match=wrong):
+        hashes.digest_many([b"a"], SHA256, provider="software")
+    with pytest.raises(TypeError, match=wrong):
+        hmac.digest_many(b"key", [b"a"], SHA256, provider="software")

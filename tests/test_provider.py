@@ -318,3 +318,136 @@ def test_repr_of_op_never_shows_key_or_data():
     op = gcm_op(b"secret payload")
     text = repr(op)
     assert KEY.hex() not in text and "secret" not in text and repr(KEY) not in text
+
+
+# -- providers and engines checked where they are given (issue 22.15) ---------------------------
+
+
+def _constructors():
+    from cryptoffload import aead, cmac, drbg, ec, fernet, gmac, hmac, poly1305, x25519
+    from cryptoffload.ciphers import Cipher, algorithms, modes
+    from cryptoffload.hashes import SHAKE128, XOFHash
+    from cryptoffload.kdf import concatkdf, hkdf, kbkdf, pbkdf2, scrypt, x963kdf
+    from cryptoffload.kdf.argon2 import Argon2id
+    from cryptoffload.twofactor import hotp, totp
+
+    k16, k32 = bytes(16), bytes(32)
+    return {
+        "AESGCM": lambda p: aead.AESGCM(k16, provider=p),
+        "AESCCM": lambda p: aead.AESCCM(k16, provider=p),
+        "ChaCha20Poly1305": lambda p: aead.ChaCha20Poly1305(k32, provider=p),
+        "AESSIV": lambda p: aead.AESSIV(k32, provider=p),
+        "Hash": lambda p: Hash(SHA256(), provider=p),
+        "XOFHash": lambda p: XOFHash(SHAKE128(digest_size=16), provider=p),
+        "HMAC": lambda p: hmac.HMAC(k16, SHA256(), provider=p),
+        "CMAC": lambda p: cmac.CMAC(algorithms.AES(k16), provider=p),
+        "GMAC": lambda p: gmac.GMAC(k16, bytes(12), provider=p),
+        "Poly1305": lambda p: poly1305.Poly1305(k32, provider=p),
+        "Cipher": lambda p: Cipher(algorithms.AES(k16), modes.CBC(k16), provider=p),
+        "Fernet": lambda p: fernet.Fernet(fernet.Fernet.generate_key(), provider=p),
+        "Drbg": lambda p: drbg.Drbg(provider=p),
+        "HKDF": lambda p: hkdf.HKDF(SHA256(), 32, None, None, provider=p),
+        "HKDFExpand": lambda p: hkdf.HKDFExpand(SHA256(), 32, None, provider=p),
+        "PBKDF2HMAC": lambda p: pbkdf2.PBKDF2HMAC(SHA256(), 32, k16, 1, provider=p),
+        "Scrypt": lambda p: scrypt.Scrypt(k16, 32, 2, 1, 1, provider=p),
+        "Argon2id": lambda p: Argon2id(
+            salt=k16, length=32, iterations=1, lanes=1, memory_cost=8, provider=p
+        ),
+        "ConcatKDFHash": lambda p: concatkdf.ConcatKDFHash(SHA256(), 32, None, provider=p),
+        "X963KDF": lambda p: x963kdf.X963KDF(SHA256(), 32, None, provider=p),
+        "KBKDFHMAC": lambda p: kbkdf.KBKDFHMAC(
+            SHA256(),
+            kbkdf.Mode.CounterMode,
+            32,
+            4,
+            4,
+            kbkdf.CounterLocation.BeforeFixed,
+            b"l",
+            b"c",
+            None,
+            provider=p,
+        ),
+        "HOTP": lambda p: hotp.HOTP(k16 + bytes(4), 6, SHA256(), provider=p),
+        "TOTP": lambda p: totp.TOTP(k16 + bytes(4), 6, SHA256(), 30, provider=p),
+        "EllipticCurvePrivateKey": lambda p: ec.generate_private_key(ec.SECP256R1(), provider=p),
+        "X25519PrivateKey": lambda p: x25519.X25519PrivateKey.generate(provider=p),
+    }
+
+
+CONSTRUCTORS = _constructors()
+
+
+@pytest.mark.parametrize("what", list(CONSTRUCTORS))
+@pytest.mark.parametrize("bad", ["software", 42, Policy()])
+def test_a_constructor_given_a_provider_that_is_not_one_raises_typeerror_at_once(what, bad):
+    with pytest.raises(TypeError) as info:
+        CONSTRUCTORS[what](bad)
+    assert str(info.value) == (
+        f"provider must be a cryptoffload Provider or None, got {type(bad).__name__}"
+    )
+
+
+@pytest.mark.parametrize("what", list(CONSTRUCTORS))
+def test_a_constructor_takes_a_provider_or_none(what):
+    CONSTRUCTORS[what](None)
+    CONSTRUCTORS[what](Provider([]))
+
+
+class _Engine:
+    name = "odd"
+
+    def __init__(self, caps):
+        self._caps = caps
+
+    def probe(self):
+        return self._caps
+
+    def run(self, op):
+        raise Unavailable("never")
+
+
+@pytest.mark.parametrize("caps", [42, None, {"available": True}, True])
+def test_probe_returning_no_capabilities_raises_typeerror_naming_engine_and_return_type(caps):
+    with pytest.raises(TypeError) as info:
+        Provider([_Engine(caps)])
+    message = str(info.value)
+    assert "'odd'" in message and "probe() must return" in message and "Capabilities" in message
+    assert f"got {type(caps).__name__}" in message
+
+
+def test_probe_returning_capabilities_still_makes_an_engine():
+    p = Provider([_Engine(Capabilities(available=False, reason="no device"))])
+    assert p.unavailable == {"odd": "no device"}
+
+
+class _NoProbe:
+    name = "noprobe"
+
+    def run(self, op):
+        raise Unavailable("never")
+
+
+class _NoRun:
+    name = "norun"
+
+    def probe(self):
+        return Capabilities(available=True)
+
+
+class _NoName:
+    def probe(self):
+        return Capabilities(available=True)
+
+    def run(self, op):
+        raise Unavailable("never")
+
+
+@pytest.mark.parametrize(
+    "engine,missing",
+    [(_NoProbe(), "probe()"), (_NoRun(), "run(op)"), (_NoName(), "a str `name`")],
+    ids=["no probe", "no run", "no name"],
+)
+def test_an_engine_without_probe_run_or_name_is_refused_naming_the_missing_member(engine, missing):
+    with pytest.raises(TypeError, match=r"is missing ") as info:
+        Provider([engine])
+    assert f"is missing {missing}:" in str(info.value)

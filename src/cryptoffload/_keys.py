@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives import serialization as _ser
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 
 from cryptoffload.names import HASH_CLASSES, HASH_NAMES, hash_name
-from cryptoffload.provider import Lane, Provider, resolve
+from cryptoffload.provider import Lane, Provider, checked_provider, resolve
 
 
 class KeyType(type):
@@ -52,7 +52,7 @@ class RoutedKey(metaclass=KeyType):
         if not isinstance(key, self._WRAPS):
             raise TypeError(f"expected {self._EXPECTED}, got {type(key).__name__}")
         self._key = key
-        self._provider = provider
+        self._provider = checked_provider(provider)
 
     @classmethod
     def _from_native(cls, key: Any) -> Any:

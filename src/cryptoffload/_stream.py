@@ -10,7 +10,7 @@ from cryptography.exceptions import AlreadyFinalized, InvalidSignature
 
 from cryptoffload import validate
 from cryptoffload.ops import Op
-from cryptoffload.provider import Provider, resolve
+from cryptoffload.provider import Provider, checked_provider, resolve
 
 #: Bytes a context gathers for one engine op. A longer message goes to an engine that keeps a
 #: running state (``open_stream``), else to software, each engine counted with its reason (a
@@ -57,7 +57,7 @@ class StreamContext:
 
     def _start(self, alg: str, provider: Provider | None) -> None:
         self._alg = alg
-        lane = self._lane = resolve(provider).lane(alg)
+        lane = self._lane = resolve(checked_provider(provider)).lane(alg)
         self._total = 0
         self._done = False
         self._spilled = False

@@ -14,7 +14,7 @@ from cryptoffload import validate
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.names import aes_name
 from cryptoffload.ops import AeadOp
-from cryptoffload.provider import Lane, Provider, unbound_lane
+from cryptoffload.provider import Lane, Provider, checked_provider, unbound_lane
 
 __all__ = ["AESCCM", "AESGCM", "AESGCMSIV", "AESOCB3", "AESSIV", "ChaCha20Poly1305"]
 
@@ -39,7 +39,7 @@ class _AeadBase:
         self._key = key if isinstance(key, DeviceKey) else bytes(key)
         self._tag_length = tag_length
         self._alg = aes_name(len(key), self._MODE)
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._lane = unbound_lane(self._alg)
         self._fast: Any = None
         self._sw: Any = None
@@ -180,7 +180,7 @@ class _AeadBase:
         return self._many("decrypt", items)
 
     def _many(self, kind: str, items: Iterable[tuple[bytes, bytes, bytes | None]]) -> list[Any]:
-        items = list(items)
+        items = validate.batch(f"{kind}_many", items, "(nonce, data, associated_data) tuple", 3)
         lane = self._lane.in_force(self._provider)
         if lane is not self._lane:
             self._bind(lane)
@@ -333,7 +333,7 @@ class _FixedTagAead(_AeadBase):
         self._key = bytes(key)
         self._tag_length = 16
         self._alg = self._name(len(key))
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._lane = unbound_lane(self._alg)
         self._fast = None
         self._sw = sw
@@ -478,7 +478,7 @@ class AESSIV(_FixedTagAead):
         return self._siv_many("decrypt", items)
 
     def _siv_many(self, kind: str, items: Iterable[tuple[Any, ...]]) -> list[Any]:
-        items = list(items)
+        items = validate.batch(f"{kind}_many", items, "(data, associated_data) tuple", 2)
         lane = self._lane.in_force(self._provider)
         if lane is not self._lane:
             self._bind(lane)

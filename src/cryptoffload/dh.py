@@ -21,7 +21,7 @@ from cryptoffload._keys import PrivateKey, PublicKey
 from cryptoffload.blocks import der, ffdh, pkcs8
 from cryptoffload.blocks.ffdhe import FFDHE_GROUPS, Group, group_for_prime
 from cryptoffload.ops import DhOp
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider
 
 __all__ = [
     "GROUPS",
@@ -200,7 +200,7 @@ class DHParameters:
 
     def __init__(self, params: ffdh.Params, *, provider: Provider | None = None) -> None:
         self._params = params
-        self._provider = provider
+        self._provider = checked_provider(provider)
 
     def generate_private_key(self) -> DHPrivateKey:
         """A new key in this group (private value per RFC 7919's short-exponent sizes)."""

@@ -14,7 +14,7 @@ import weakref
 
 from cryptoffload.blocks.ctr_drbg import CtrDrbg
 from cryptoffload.ops import RngOp
-from cryptoffload.provider import SOFTWARE, Provider, resolve
+from cryptoffload.provider import SOFTWARE, Provider, checked_provider, resolve
 
 __all__ = ["Drbg", "random_bytes"]
 
@@ -30,7 +30,7 @@ class Drbg:
     """A DRBG bound to a provider (the one in force when it is first used, unless given)."""
 
     def __init__(self, provider: Provider | None = None, personalization: bytes = b"") -> None:
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._personalization = bytes(personalization)
         self._lock = threading.Lock()
         self._drbg: CtrDrbg | None = None

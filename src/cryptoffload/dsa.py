@@ -12,7 +12,7 @@ from cryptoffload import validate
 from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.ops import DsaOp
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider
 
 __all__ = [
     "DSAParameterNumbers",
@@ -122,7 +122,7 @@ class DSAParameters:
         if isinstance(params, DSAParameters):
             params = params._params
         self._params = params
-        self._provider = provider
+        self._provider = checked_provider(provider)
 
     def generate_private_key(self) -> DSAPrivateKey:
         """A new key in this group (generated in OpenSSL)."""

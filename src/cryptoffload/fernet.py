@@ -17,7 +17,7 @@ from cryptoffload.ciphers import Cipher, algorithms, modes
 from cryptoffload.hashes import SHA256
 from cryptoffload.hmac import HMAC
 from cryptoffload.padding import PKCS7
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["Fernet", "InvalidToken", "MultiFernet"]
 
@@ -43,7 +43,7 @@ class Fernet:
             raise ValueError("Fernet key must be 32 url-safe base64-encoded bytes.")
         self._signing_key = raw[:16]
         self._encryption_key = raw[16:]
-        self._provider = provider
+        self._provider = checked_provider(provider)
 
     def __repr__(self) -> str:
         return "<Fernet>"

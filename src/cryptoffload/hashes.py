@@ -34,7 +34,7 @@ from cryptoffload import validate
 from cryptoffload._stream import StreamContext
 from cryptoffload.names import HASH_CLASSES, HASHLIB, XOF_NAMES, hash_name
 from cryptoffload.ops import HashOp
-from cryptoffload.provider import Provider, resolve
+from cryptoffload.provider import Provider, checked_provider, resolve
 
 __all__ = [
     "MD5",
@@ -204,7 +204,7 @@ class XOFHash:
                 _Reasons.UNSUPPORTED_HASH,
             )
         self._ctx = _OpenSSLXOFHash(algorithm)  # UnsupportedAlgorithm before OpenSSL 3.3
-        lane = resolve(provider).lane(alg)
+        lane = resolve(checked_provider(provider)).lane(alg)
         lane.allow_software(lane.declines_for("streaming"))
         self._algorithm = algorithm
         self._lane = lane
@@ -294,8 +294,8 @@ def digest_many(
     """The digests of many messages as one batch: in order, each digest or the exception that
     is its answer (TypeError for a message that is not bytes-like)."""
     alg = _BY_CLASS.get(algorithm.__class__) or hash_name(algorithm)
-    lane = resolve(provider).lane(alg)
-    messages = list(messages)
+    messages = validate.batch("digest_many", messages, "bytes-like message")
+    lane = resolve(checked_provider(provider)).lane(alg)
     if not lane.software_only:
         length = algorithm.digest_size if alg in XOF_NAMES else None
         return lane.run_batch([HashOp(alg, "digest", m, length) for m in messages])

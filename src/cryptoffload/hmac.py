@@ -13,7 +13,7 @@ from cryptoffload import validate
 from cryptoffload._stream import MacContext
 from cryptoffload.names import HASH_NAMES, XOF_NAMES, hash_name
 from cryptoffload.ops import MacOp
-from cryptoffload.provider import Provider, resolve
+from cryptoffload.provider import Provider, checked_provider, resolve
 
 __all__ = ["HMAC", "digest_many"]
 
@@ -87,8 +87,8 @@ def digest_many(
     validate.byteslike("key", key)
     alg = f"hmac-{_hmac_hash(algorithm)}"
     key = bytes(key)
-    lane = resolve(provider).lane(alg)
-    messages = list(messages)
+    messages = validate.batch("digest_many", messages, "bytes-like message")
+    lane = resolve(checked_provider(provider)).lane(alg)
     if not lane.software_only:
         return lane.run_batch([MacOp(alg, "mac", key, m) for m in messages])
     out: list[Any] = []

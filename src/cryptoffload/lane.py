@@ -466,7 +466,6 @@ class Lane:
 _ANSWERS = CHECK_FAILURES
 
 
-
 def _sampled(provider: Provider, route: _Route, alg: str) -> Sampled:
     """``route``'s engine with one result in 1 / ``provider.cross_check`` redone in software; a
     mismatch disables the route (the engine for ``alg``), is counted and logged, and software
@@ -567,6 +566,23 @@ def set_default_provider(provider: Provider | None) -> None:
         raise TypeError(f"expected a Provider or None, got {type(provider).__name__}")
     with _default_lock:
         _default = provider
+
+
+def checked_provider(provider: Any) -> Provider | None:
+    """``provider`` as a primitive or key was given it: None or a Provider, else TypeError.
+
+    Constructors call it once, so that a wrong value is refused where it is given rather than
+    at the first operation (:func:`resolve` and :meth:`Lane.in_force`, on every operation, do
+    not check)."""
+    if provider is None:
+        return None
+    from cryptoffload.provider import Provider
+
+    if not isinstance(provider, Provider):
+        raise TypeError(
+            f"provider must be a cryptoffload Provider or None, got {type(provider).__name__}"
+        )
+    return provider
 
 
 def resolve(provider: Provider | None = None) -> Provider:

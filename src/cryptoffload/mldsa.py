@@ -13,7 +13,7 @@ from cryptoffload import validate
 from cryptoffload._pqkeys import PqPrivateKey, PqPublicKey
 from cryptoffload.hashes import SHAKE256, Hash, digest
 from cryptoffload.ops import MldsaOp
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider
 
 __all__ = [
     "MLDSA44PrivateKey",
@@ -109,6 +109,7 @@ class MLDSAMuHasher:
     def __init__(
         self, public_key: Any, context: Any = None, *, provider: Provider | None = None
     ) -> None:
+        checked_provider(provider)
         context = b"" if context is None else context
         validate.byteslike("context", context)
         if len(context) > 255:

@@ -17,6 +17,7 @@ from cryptoffload.lane import (
     SOFTWARE,
     FallbackWatch,
     Lane,
+    checked_provider,
     current,
     default_provider,
     resolve,
@@ -37,8 +38,9 @@ class Provider:
     """Routes operations to ``engines`` in the order given; software is always the last resort.
 
     ``engines`` are spec strings (``"afalg:cbc-aes-caam"``) or engine objects. Each is probed once
-    here; one that is not available is kept in :attr:`unavailable` with its reason and never
-    routed to.
+    here; one that is not available (or whose probe raised) is kept in :attr:`unavailable` with
+    its reason and never routed to. An object without a str ``name``, ``probe()`` or ``run(op)``,
+    or whose probe returns anything but a :class:`Capabilities`, is refused with TypeError.
 
     ``cross_check`` (a fraction, 0 by default: off) is the share of engine results recomputed in
     software, sampled at random intervals (``1/1000``: about one in a thousand). A result that
@@ -73,11 +75,7 @@ class Provider:
         self.unavailable: dict[str, str] = {}
         for item in engines:
             engine = _engines.from_spec(item) if isinstance(item, str) else item
-            name = getattr(engine, "name", None)
-            if not isinstance(name, str) or not callable(getattr(engine, "run", None)):
-                raise TypeError(
-                    f"an engine needs a str `name`, probe() and run(op); got {engine!r}"
-                )
+            name = _engine_name(engine)
             if name == SOFTWARE:
                 self.software = engine
                 continue
@@ -134,11 +132,35 @@ class Provider:
                 close()
 
 
+def _engine_name(engine: Any) -> str:
+    """The engine's ``name``, once its members are checked: TypeError naming what is missing
+    (see :mod:`cryptoffload.engines.base` for the protocol)."""
+    name = getattr(engine, "name", None)
+    missing = [] if isinstance(name, str) else ["a str `name`"]
+    missing += [
+        call
+        for member, call in (("probe", "probe()"), ("run", "run(op)"))
+        if not callable(getattr(engine, member, None))
+    ]
+    if missing:
+        what = repr(name) if isinstance(name, str) else type(engine).__name__
+        raise TypeError(
+            f"engine {what} is missing {', '.join(missing)}: an engine needs a str `name`, "
+            f"probe() and run(op) (see cryptoffload.engines.base); got {engine!r}"
+        )
+    return name
+
+
 def _probe(engine: Any) -> Capabilities:
     try:
         caps = engine.probe()
     except Exception as exc:  # an engine's probe must not take the provider down
         return Capabilities(available=False, reason=f"probe failed: {type(exc).__name__}: {exc}")
+    if not isinstance(caps, Capabilities):
+        raise TypeError(
+            f"engine {engine.name!r}: probe() must return a "
+            f"cryptoffload.engines.base.Capabilities, got {type(caps).__name__}"
+        )
     return Capabilities(
         available=bool(caps.available),
         reason=str(getattr(caps, "reason", "")),
@@ -153,6 +175,7 @@ __all__ = [
     "SOFTWARE",
     "Lane",
     "Provider",
+    "checked_provider",
     "current",
     "default_provider",
     "resolve",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gmpy2
@@ -38,6 +38,30 @@ def byteslike(name: str, value: Any) -> None:
         memoryview(value)
     except TypeError:
         raise TypeError(f"{name} must be bytes-like, got {type(value).__name__}") from None
+
+
+def batch(call: str, items: Any, each: str, size: int = 0) -> list[Any]:
+    """A batch's items as a list, its shape checked once before any work: TypeError unless
+    ``items`` is an iterable of items (not bytes, a str or a mapping) and, when ``size`` is set,
+    each item a tuple or list of ``size`` fields. ``each`` says what an item must be."""
+    if isinstance(items, (str, bytes, bytearray, memoryview, Mapping)) or not hasattr(
+        items, "__iter__"
+    ):
+        raise TypeError(
+            f"{call} takes an iterable (a list...) of items, each a {each}; "
+            f"got {type(items).__name__}"
+        )
+    items = list(items)
+    if size:
+        for i, item in enumerate(items):
+            if not isinstance(item, (tuple, list)) or len(item) != size:
+                got = (
+                    f"a {len(item)}-{type(item).__name__}"
+                    if isinstance(item, (tuple, list))
+                    else type(item).__name__
+                )
+                raise TypeError(f"{call}: item {i} must be a {each}, got {got}")
+    return items
 
 
 def aes_key(key: Any) -> None:

@@ -22,7 +22,7 @@ from cryptoffload.ciphers._gcm import gcm_context
 from cryptoffload.ciphers._software import SoftwareStream, software_context
 from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
 from cryptoffload.ops import CipherOp
-from cryptoffload.provider import Lane, Provider, resolve
+from cryptoffload.provider import Lane, Provider, checked_provider, resolve
 
 __all__ = [
     "AEADCipherContext",
@@ -113,7 +113,7 @@ class Cipher:
         self._alg = _algorithm_name(algorithm, mode, mode_name)
         # A stream cipher's "mode" is its own name (chacha20, arc4): what the contexts go by.
         self._mode_name = self._alg if mode is None and self._alg is not None else mode_name
-        self._provider = provider
+        self._provider = checked_provider(provider)
 
     def encryptor(self) -> Any:
         """A context that encrypts what is passed to ``update``."""

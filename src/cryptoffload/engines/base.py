@@ -9,7 +9,9 @@ any object with these members is an engine.
 
 ``probe() -> Capabilities``
     Says whether the engine can run here and which algorithm names it claims. Called once when a
-    provider is built; may be slow (opens devices, reads /proc/crypto), must not raise.
+    provider is built; may be slow (opens devices, reads /proc/crypto), must not raise (one
+    that raises is listed as unavailable, ``probe failed: ...``). Anything but a Capabilities
+    returned, or a member missing, and the Provider refuses the engine with TypeError.
 
 ``run(op) -> result``
     Performs one Op (a :mod:`cryptoffload.ops` record: ``CipherOp``, ``AeadOp``, ``HashOp``,

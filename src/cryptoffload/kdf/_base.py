@@ -12,7 +12,7 @@ from cryptography.exceptions import AlreadyFinalized, InvalidKey
 from cryptoffload import validate
 from cryptoffload.hashes import digest
 from cryptoffload.ops import KdfOp
-from cryptoffload.provider import Provider, resolve
+from cryptoffload.provider import Provider, checked_provider, resolve
 
 #: The largest size `cryptography` takes for a length (a Rust ``usize``).
 USIZE_MAX = 2**64 - 1
@@ -170,7 +170,7 @@ class HashCounterKDF(OneShotKDF):
         counter_max_length(algorithm, length)
         self._algorithm = algorithm
         self._length = length
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._used = False
 
     def _message(self, key: bytes, counter: bytes) -> bytes:

@@ -20,7 +20,7 @@ from cryptoffload.kdf._base import (
     size,
     u32,
 )
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["Argon2d", "Argon2i", "Argon2id"]
 
@@ -53,7 +53,7 @@ class _Argon2(OneShotKDF):
         self._salt = salt
         self._length = length
         self._params = params
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._used = False
 
     def _derive(self, state: Any) -> bytes:

@@ -16,7 +16,7 @@ from cryptoffload.kdf._base import (
     optional_bytes,
     size,
 )
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["ConcatKDFHMAC", "ConcatKDFHash"]
 
@@ -67,7 +67,7 @@ class ConcatKDFHMAC(OneShotKDF):
         self._salt = bytes(size(block_size)) if salt is None else salt
         self._algorithm = algorithm
         self._length = length
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._used = False
 
     def _derive(self, state: Any) -> bytes:

@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 
 from cryptoffload.hmac import HMAC
 from cryptoffload.kdf._base import USIZE_MAX, OneShotKDF, material, optional_bytes, size
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["HKDF", "HKDFExpand"]
 
@@ -35,7 +35,7 @@ class HKDF(OneShotKDF):
         _check_length(algorithm, length)
         self._algorithm = algorithm
         self._length = length
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._used = False
 
     @staticmethod
@@ -79,7 +79,7 @@ class HKDFExpand(OneShotKDF):
         _check_length(algorithm, length)
         self._algorithm = algorithm
         self._length = length
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._used = False
 
     def _derive(self, state: Any) -> bytes:

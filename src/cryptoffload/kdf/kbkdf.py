@@ -14,7 +14,7 @@ from cryptoffload.cmac import CMAC
 from cryptoffload.hmac import HMAC
 from cryptoffload.kdf._base import OneShotKDF, counter_blocks, optional_bytes, size
 from cryptoffload.names import hash_name
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["KBKDFCMAC", "KBKDFHMAC", "CounterLocation", "Mode"]
 
@@ -73,7 +73,7 @@ class _KBKDF(OneShotKDF):
         self._label = label or b""
         self._context = context or b""
         self._fixed = fixed
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._used = False
 
     def _check_rounds(self, block: int) -> None:

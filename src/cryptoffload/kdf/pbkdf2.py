@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 from cryptoffload import validate
 from cryptoffload.kdf._base import OneShotKDF, required_bytes, run_kdf, size
 from cryptoffload.names import XOF_NAMES, hash_name, pbkdf2_name
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["PBKDF2HMAC"]
 
@@ -49,7 +49,7 @@ class PBKDF2HMAC(OneShotKDF):
         self._alg = pbkdf2_name(name)
         self._iterations = iterations
         self._length = length
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._used = False
 
     def _derive(self, state: Any) -> bytes:

@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 
 from cryptoffload import validate
 from cryptoffload.kdf._base import OneShotKDF, required_bytes, run_kdf, size
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["Scrypt"]
 
@@ -38,7 +38,7 @@ class Scrypt(OneShotKDF):
         params = (size(n), size(r), size(p))
         validate.scrypt_params(*params)
         self._params = params
-        self._provider = provider
+        self._provider = checked_provider(provider)
         self._used = False
 
     def _derive(self, state: Any) -> bytes:

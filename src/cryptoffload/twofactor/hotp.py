@@ -10,7 +10,7 @@ from urllib.parse import quote, urlencode
 from cryptoffload.constant_time import bytes_eq
 from cryptoffload.hashes import SHA1, SHA256, SHA512
 from cryptoffload.hmac import HMAC
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider
 from cryptoffload.twofactor import InvalidToken
 
 __all__ = ["HOTP", "HOTPHashTypes", "InvalidToken"]
@@ -58,7 +58,7 @@ class HOTP:
         self._key = key
         self._length = length
         self._algorithm = algorithm
-        self._provider = provider
+        self._provider = checked_provider(provider)
 
     def __repr__(self) -> str:
         return f"<HOTP {self._length} digits {self._algorithm.name}>"
