@@ -92,6 +92,7 @@ def test_counters_are_written_when_the_program_fails(tmp_path):
         ((), "give a SCRIPT or -m MODULE"),
         (("no_such_script.py",), "no such script: no_such_script.py"),
         (("--engines", "nosuch", "x.py"), "unknown engine"),
+        (("--engines", ",,", "x.py"), "no engine named in --engines"),
     ],
 )
 def test_bad_use_says_what_is_wrong(tmp_path, args, message):

@@ -119,6 +119,13 @@ def cmd_run(args: argparse.Namespace, console: object = None) -> int:
         )
         return 2
     specs = [s.strip() for group in args.specs or () for s in group.split(",") if s.strip()]
+    if args.specs is not None and not specs:
+        print(
+            "cryptoffload run: no engine named in --engines: expected a comma-separated list "
+            "of engine specs (e.g. software,afalg:any)",
+            file=sys.stderr,
+        )
+        return 2
     only = [s.strip() for s in (args.only or "").split(",") if s.strip()] or None
     policy = os.path.abspath(args.policy) if args.policy else None
     counters = os.path.abspath(args.counters) if args.counters else None
