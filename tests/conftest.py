@@ -78,3 +78,25 @@ def _cryptodev_standin_removed() -> Iterator[None]:
     """Whatever a test installed in place of /dev/crypto is taken away when it ends."""
     yield
     cryptodev_standin.uninstall()
+
+
+#: Vector suites that replay every record through the CAAM model, stream by stream: most of the
+#: suite's time. Marked ``slow``: the README's test command leaves them out (about 2 minutes on 2
+#: cores instead of 2.5), CI runs them (``-m ""``), and so does ``pytest -m slow``.
+SLOW_ON_THE_MODEL = frozenset(
+    {
+        "test_gcm_cipher_context_every_tag_length_tag_in_mode_and_finalize_with_tag",
+        "test_sha_monte_carlo_checkpoints_match",
+        "test_uneven_chunks_match_vectors_both_ways",
+        "test_update_into_uneven_chunks_matches_vectors_both_ways",
+        "test_one_shot_update_finalize_matches_vectors_both_ways",
+        "test_aesgcm_short_tag_records_through_tag_length",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        name = getattr(item, "originalname", item.name)
+        if name in SLOW_ON_THE_MODEL and "caam" in item.nodeid:
+            item.add_marker(pytest.mark.slow)
