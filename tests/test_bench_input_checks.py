@@ -4,24 +4,11 @@ measuring, keep what they measured when writing fails, and say what a software-o
 from __future__ import annotations
 
 import pytest
+from cli_calls import refused, run_cli
 
 from cryptoffload.tools import cli
 
 TINY = ("--time", "0.01", "--trials", "1", "--quiet")
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def refused(capsys, *argv: str) -> str:
-    """The stderr of a command line argparse refuses (exit status 2)."""
-    with pytest.raises(SystemExit) as info:
-        cli.main(list(argv))
-    assert info.value.code == 2
-    return capsys.readouterr().err
 
 
 # -- 7: --trials and --time are bounded ---------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_calls import refused, run_cli
 from doubles import TakeAllEngine
 
 import cryptoffload.engines
@@ -13,20 +14,6 @@ from cryptoffload.tools import cli
 
 TINY = ("--time", "0.01", "--trials", "1", "--quiet")
 GCM_TEMPLATE = "afalg:gcm_base(ctr(aes-generic),ghash-generic)"
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def refused(capsys, *argv: str) -> str:
-    """The stderr of a command line argparse refuses (exit status 2)."""
-    with pytest.raises(SystemExit) as info:
-        cli.main(list(argv))
-    assert info.value.code == 2
-    return capsys.readouterr().err
 
 
 @pytest.fixture
