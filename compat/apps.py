@@ -28,12 +28,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import hashlib
 import importlib.metadata
 import json
 import os
 import pathlib
-import re
 import shutil
 import signal
 import subprocess
@@ -41,15 +39,13 @@ import sys
 import tarfile
 import tempfile
 import time
-import urllib.request
 from typing import Any
+
+from sdist import CACHE, fetch_sdist, sha256_of
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
-CACHE = pathlib.Path(os.environ.get("XDG_CACHE_HOME", pathlib.Path.home() / ".cache"))
-CACHE = CACHE / "cryptoffload-compat"
 VENV = CACHE / "apps-venv"
-SIMPLE = "https://pypi.org/simple/{project}/"
 
 #: The suites' runner, one for all three (PyJWT's dev requirements hold pytest below 9).
 PYTEST = "pytest==8.4.2"
@@ -175,7 +171,7 @@ def ensure_venv(venv: pathlib.Path, log: Any) -> pathlib.Path:
         "python": sys.version.split()[0],
         "requirements": requirements(),
         # cryptoffload's own dependencies: the reinstall below takes none of them.
-        "pyproject": _sha256(REPO / "pyproject.toml"),
+        "pyproject": sha256_of(REPO / "pyproject.toml"),
     }
     if not python.exists():
         log(f"creating the venv {venv}")
@@ -203,46 +199,6 @@ def _pip(python: pathlib.Path, *args: str) -> None:
 
 
 # -- the sdists -----------------------------------------------------------------------------------
-
-
-def sdist_link(project: str, filename: str) -> tuple[str, str]:
-    """(URL, sha256) of ``filename`` from the project's page in the index's simple API."""
-    index = SIMPLE.format(project=re.sub(r"[-_.]+", "-", project).lower())
-    request = urllib.request.Request(index, headers={"Accept": "text/html"})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        page = response.read().decode("utf-8", "replace")
-    match = re.search(rf'href="([^"#]*/{re.escape(filename)})#sha256=([0-9a-f]{{64}})"', page)
-    if match is None:
-        raise SystemExit(f"{index} lists no {filename}")
-    return match.group(1), match.group(2)
-
-
-def fetch_sdist(project: str, filename: str, cache: pathlib.Path = CACHE) -> pathlib.Path:
-    """The sdist ``filename``, downloaded once and checked against the index's sha256."""
-    cache.mkdir(parents=True, exist_ok=True)
-    path = cache / filename
-    recorded = cache / f"{filename}.sha256"
-    if path.exists() and recorded.exists() and _sha256(path) == recorded.read_text().strip():
-        return path
-    url, expected = sdist_link(project, filename)
-    partial = cache / f"{filename}.part"
-    with urllib.request.urlopen(url, timeout=300) as response, open(partial, "wb") as f:
-        shutil.copyfileobj(response, f)
-    got = _sha256(partial)
-    if got != expected:
-        partial.unlink()
-        raise SystemExit(f"sha256 mismatch for {url}: index says {expected}, got {got}")
-    partial.replace(path)
-    recorded.write_text(expected + "\n")
-    return path
-
-
-def _sha256(path: pathlib.Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def extract(sdist: pathlib.Path, wanted: tuple[str, ...], dest: pathlib.Path) -> pathlib.Path:

@@ -27,6 +27,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from e2e_ops import print_ops
 
 CLIENT_ADDR = ("127.0.0.1", 50000)  # addresses only label the datagrams: nothing is sent
 SERVER_ADDR = ("127.0.0.1", 4433)
@@ -154,26 +155,6 @@ def main() -> int:
     exchange(client, server, now)
     print_ops()
     return 0
-
-
-def print_ops() -> None:
-    """The ops the provider in force counted, when the script runs under cryptoffload (it is
-    never imported here otherwise: on `cryptography` alone the script says so)."""
-    if "cryptoffload" not in sys.modules:
-        print("ops: cryptoffload not loaded (the baseline, on cryptography)")
-        return
-    from cryptoffload import current
-
-    rows = [
-        (cell["ops"], engine, alg)
-        for engine, algs in current().counters.snapshot().items()
-        for alg, cell in algs.items()
-        if cell["ops"]
-    ]
-    rows.sort(reverse=True)
-    print(f"ops: {sum(r[0] for r in rows)} counted in this process")
-    for ops, engine, alg in rows:
-        print(f"  {engine:<12} {alg:<24} {ops}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import sys
 import threading
 
 import paramiko
+from e2e_ops import print_ops
 
 USER, PASSWORD = "offload", "not-a-secret"
 KEX = "curve25519-sha256@libssh.org"  # paramiko's name for curve25519-sha256 (RFC 8731)
@@ -145,26 +146,6 @@ def main() -> int:
 def _send(channel: paramiko.Channel) -> None:
     channel.sendall(PAYLOAD)
     channel.shutdown_write()
-
-
-def print_ops() -> None:
-    """The ops the provider in force counted, when the script runs under cryptoffload (it is
-    never imported here otherwise: on `cryptography` alone the script says so)."""
-    if "cryptoffload" not in sys.modules:
-        print("ops: cryptoffload not loaded (the baseline, on cryptography)")
-        return
-    from cryptoffload import current
-
-    rows = [
-        (cell["ops"], engine, alg)
-        for engine, algs in current().counters.snapshot().items()
-        for alg, cell in algs.items()
-        if cell["ops"]
-    ]
-    rows.sort(reverse=True)
-    print(f"ops: {sum(r[0] for r in rows)} counted in this process")
-    for ops, engine, alg in rows:
-        print(f"  {engine:<12} {alg:<24} {ops}")
 
 
 if __name__ == "__main__":

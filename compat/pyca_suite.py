@@ -18,26 +18,22 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
-import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
 import json
 import os
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
-import urllib.request
 import warnings
 from typing import Any
 
-INDEX = "https://pypi.org/simple/cryptography/"
-CACHE = pathlib.Path(os.environ.get("XDG_CACHE_HOME", pathlib.Path.home() / ".cache"))
-CACHE = CACHE / "cryptoffload-compat"
+from sdist import fetch_sdist
+
 HERE = pathlib.Path(__file__).resolve().parent
 TESTS = "tests/hazmat/primitives"
 
@@ -221,46 +217,6 @@ CONFIGS = ("default", "engine")
 def installed_version() -> str:
     """The version of `cryptography` installed here."""
     return importlib.metadata.version("cryptography")
-
-
-def sdist_link(version: str) -> tuple[str, str]:
-    """(URL, sha256) of ``cryptography-VERSION.tar.gz`` from the index's simple page."""
-    request = urllib.request.Request(INDEX, headers={"Accept": "text/html"})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        page = response.read().decode("utf-8", "replace")
-    name = re.escape(f"cryptography-{version}.tar.gz")
-    match = re.search(rf'href="([^"#]*{name})#sha256=([0-9a-f]{{64}})"', page)
-    if match is None:
-        raise SystemExit(f"{INDEX} lists no cryptography-{version}.tar.gz")
-    return match.group(1), match.group(2)
-
-
-def fetch_sdist(version: str, cache: pathlib.Path = CACHE) -> pathlib.Path:
-    """The sdist of ``version``, downloaded once and checked against the index's sha256."""
-    cache.mkdir(parents=True, exist_ok=True)
-    path = cache / f"cryptography-{version}.tar.gz"
-    recorded = path.with_suffix(".gz.sha256")
-    if path.exists() and recorded.exists() and _sha256(path) == recorded.read_text().strip():
-        return path
-    url, expected = sdist_link(version)
-    partial = path.with_suffix(".gz.part")
-    with urllib.request.urlopen(url, timeout=300) as response, open(partial, "wb") as f:
-        shutil.copyfileobj(response, f)
-    got = _sha256(partial)
-    if got != expected:
-        partial.unlink()
-        raise SystemExit(f"sha256 mismatch for {url}: index says {expected}, got {got}")
-    partial.replace(path)
-    recorded.write_text(expected + "\n")
-    return path
-
-
-def _sha256(path: pathlib.Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def extract_tests(sdist: pathlib.Path, dest: pathlib.Path) -> pathlib.Path:
@@ -533,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     configs = list(CONFIGS) if args.config == "both" else [args.config]
 
     version = installed_version()
-    sdist = fetch_sdist(version)
+    sdist = fetch_sdist("cryptography", f"cryptography-{version}.tar.gz")
     work = pathlib.Path(tempfile.mkdtemp(prefix="pyca-suite-"))
     try:
         original = extract_tests(sdist, work / "cryptography")

@@ -10,6 +10,8 @@ import sys
 import pytest
 
 COMPAT = pathlib.Path(__file__).resolve().parent.parent / "compat"
+if str(COMPAT) not in sys.path:  # the runners import their shared modules (sdist.py) from there
+    sys.path.insert(0, str(COMPAT))
 
 
 def _load(name: str):
