@@ -20,7 +20,6 @@ MISMATCH = "mismatch"
 UNCHECKED = "unchecked"
 
 #: Exceptions that are an operation's answer (a failed check), as the provider treats them.
-ANSWERS = CHECK_FAILURES
 
 
 class Check(NamedTuple):
@@ -71,7 +70,7 @@ def compare(
         return Check(UNCHECKED, "a device-bound key: software cannot use it")
     except Exception as exc:  # software's own answer (a failed tag) or a refusal
         expected, expected_error = None, exc
-    if expected_error is not None and not isinstance(expected_error, (*ANSWERS, ValueError)):
+    if expected_error is not None and not isinstance(expected_error, (*CHECK_FAILURES, ValueError)):
         return Check(UNCHECKED, f"software could not redo it ({type(expected_error).__name__})")
     if error is not None or expected_error is not None:
         if type(error) is type(expected_error):

@@ -263,7 +263,7 @@ class Lane:
                     result = route.engine.run(op)
                 except Unavailable as exc:
                     reason = exc.reason
-                except _ANSWERS:
+                except CHECK_FAILURES:
                     # A failed check is the engine's answer, not a reason to ask software.
                     self._answered(route, size)
                     raise
@@ -463,7 +463,6 @@ class Lane:
         self.provider.watch.miss(name, "fault")
 
 
-_ANSWERS = CHECK_FAILURES
 
 
 def _sampled(provider: Provider, route: _Route, alg: str) -> Sampled:

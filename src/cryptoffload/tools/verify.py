@@ -23,11 +23,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature, InvalidTag
-
 from cryptoffload.counters import diff
 from cryptoffload.crosscheck import MISMATCH, UNCHECKED, compare
+from cryptoffload.errors import NoResult
 from cryptoffload.names import all_algorithms
+from cryptoffload.ops import CHECK_FAILURES
 from cryptoffload.policy import Policy
 from cryptoffload.provider import SOFTWARE, Provider
 from cryptoffload.tools import workload
@@ -40,7 +40,8 @@ TAKE_ALL = Policy(min_size={"*": 0})
 #: Engines whose work runs in the kernel, where the CPU signature is a witness.
 KERNEL_KINDS = ("afalg", "cryptodev")
 #: Exceptions that are an operation's answer (an altered tag or signature), not a failure.
-_ANSWERS = (InvalidTag, InvalidSignature)
+#: What an engine may raise as an operation's answer (the lane's rule, ops.is_answer).
+_ANSWERS = (*CHECK_FAILURES, NoResult)
 
 Progress = Callable[[str], None]
 
