@@ -75,6 +75,7 @@ class InFlight:
     _separate: bool
     _regions: dict[int, int]
     _bytes_out: Tally
+    _wiped: Tally
     _polling: bool
     _waiters: int
     _broken: str | None
@@ -93,6 +94,7 @@ class InFlight:
     def _wipe_free(self, phys: int, size: int) -> None:
         """Overwrite a region that may hold a key, then free it."""
         wipe(self.transport, phys, size)
+        self._wiped.append(size)
         self._regions.pop(phys, None)
         self.transport.free(phys)
 
@@ -197,7 +199,7 @@ class InFlight:
         transport = self.transport
         regions, free, read, write = self._regions, transport.free, transport.read, transport.write
         zeros = _ZEROS
-        moved = 0
+        moved = wiped = 0
         for desc, word in done:
             job = in_flight.pop(desc, None)
             if job is None:
@@ -227,6 +229,7 @@ class InFlight:
                     write(phys, zeros[:size])
                 else:
                     wipe(transport, phys, size)
+                wiped += size
                 free(phys)
             job.owned = ()
             job.status = 0
@@ -234,6 +237,11 @@ class InFlight:
         tally.append(moved)
         if len(tally) > tally.FOLD_AT:
             tally.total()
+        if wiped:
+            tally = self._wiped
+            tally.append(wiped)
+            if len(tally) > tally.FOLD_AT:
+                tally.total()
         if self._waiters:
             self._cond.notify_all()
         return len(done)
@@ -277,6 +285,7 @@ class InFlight:
             size = regions.pop(phys, 0)
             if size:
                 wipe(transport, phys, size)
+                self._wiped.append(size)
             transport.free(phys)
         job.owned = ()
 
