@@ -129,7 +129,7 @@ def test_primitives_use_no_private_name_of_the_provider_or_counters(module):
 
 @pytest.mark.parametrize("module", _modules_under("engines"))
 def test_engines_import_no_primitive_provider_or_tool(module):
-    allowed = {"errors", "names", "ops", "modes", "devicekey"}
+    allowed = {"errors", "names", "ops", "modes", "devicekey", "dmabuffer"}
     for target in _targets(_imports(_module_tree(module))):
         top = target.split(".")[0]
         # caam: the driver, its recipes and transports (the model is one transport).

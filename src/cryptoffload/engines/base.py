@@ -79,6 +79,20 @@ Optional members, read with ``getattr`` and a default:
     the stream is a fault, after which software redoes the AAD and data sent so far (the context
     keeps them until the end) and finishes with the same outputs. Counted as one op of the data
     bytes when the stream ends.
+``buffer(n) -> DmaBuffer`` on the engine
+    ``n`` bytes of memory the engine's device reads and writes (the CAAM's DMA pool), handed to
+    the caller as a :class:`cryptoffload.DmaBuffer` (a writable bytes-like object; ``close()``
+    gives it back, not wiped). When an op's ``data``, a cipher op's ``out`` or an AEAD op's
+    ``into`` is a DmaBuffer of this engine (or a byte view whose ``obj`` is one; ``dmabuffer.
+    locate(x, engine)`` finds its bus address), the engine points its jobs at that memory
+    instead of copying. A DmaBuffer of another engine, or of a closed one, is an ordinary
+    buffer to every engine. The API marks the buffers of an op busy while it runs
+    (BufferError for a second op on them); an engine whose device may still write one after
+    the op ended (a ring that would not reset) pins it busy for good.
+``AeadOp.into`` (on ``AeadIntoOp``, from ``encrypt_into`` / ``decrypt_into``)
+    The caller's output buffer, exactly as long as the result, or None. An engine may write the
+    result there and return its length (an int) instead of bytes; if it does, a failed tag
+    leaves no plaintext there (zeros). Engines that ignore it return bytes, copied by the API.
 """
 
 from __future__ import annotations
