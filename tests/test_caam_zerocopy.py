@@ -5,6 +5,7 @@ transfers above 64 KiB cut into jobs in flight together."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from cryptography.hazmat.primitives.ciphers import modes as ref_modes
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM as RefCCM
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM as RefGCM
 
-from cryptoffload import DmaBuffer, Policy, Provider, using
+from cryptoffload import DmaBuffer, Policy, Provider, hashes, using
 from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.caam.recipes.direct import PIECE
 from cryptoffload.ciphers import Cipher, algorithms, modes
@@ -370,3 +371,19 @@ def test_a_ring_that_broke_keeps_its_buffers_busy_for_good(caam, monkeypatch):
     assert src.busy and dst.busy  # the block may still write them: never reused
     with pytest.raises(BufferError):
         dst.close()
+
+
+@pytest.mark.parametrize("name", ["sha1", "sha256", "sha512"])
+@pytest.mark.parametrize("size", [0, 1000, 300 * 1024])
+def test_a_digest_of_a_dma_buffer_reads_it_in_place(caam, name, size):
+    provider, engine = caam
+    if name not in provider.capabilities[engine.name].algorithms:
+        pytest.skip(f"{engine.name} has no {name}")
+    data = os.urandom(size)
+    buf = _filled(engine, data, size or 1)[:size]
+    before = engine.figures
+    got = hashes.digest(buf, getattr(hashes, name.upper())(), provider=provider)
+    moved = _delta(engine, before)
+    assert got == hashlib.new(name, data).digest()
+    assert moved["jobs"] == 1 and moved["zero_copy_bytes"] == size
+    assert moved["copy_in_bytes"] == 0  # only the digest comes back through DMA memory

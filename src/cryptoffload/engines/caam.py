@@ -401,7 +401,15 @@ def _aead(engine: CaamEngine, driver: Any, op: Op) -> bytes:
 def _hash(engine: CaamEngine, driver: Any, op: Op) -> bytes:
     from cryptoffload.caam.recipes import hash as caam_hash
 
-    return caam_hash.digest(driver, op.alg, op.data)
+    data = op.data
+    if data.__class__ is not bytes:
+        src = locate(data, engine)
+        if src is not None:  # a DmaBuffer of this engine: the job reads it in place
+            with _in_flight(driver, src):
+                out = caam_hash.digest_at(driver, op.alg, src[1], src[2])
+            driver.count_direct(src[2])
+            return out
+    return caam_hash.digest(driver, op.alg, data)
 
 
 def _mac(engine: CaamEngine, driver: Any, op: Op) -> bytes:
