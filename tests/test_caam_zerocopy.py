@@ -389,3 +389,21 @@ def test_a_digest_of_a_dma_buffer_reads_it_in_place(caam, name, size):
     assert got == hashlib.new(name, data).digest()
     assert moved["jobs"] == 1 and moved["zero_copy_bytes"] == size
     assert moved["copy_in_bytes"] == 0  # only the digest comes back through DMA memory
+
+
+def test_a_dma_buffer_is_taken_wherever_bytes_are_even_by_software_alone(caam):
+    _, engine = caam
+    key, nonce, data = os.urandom(16), os.urandom(12), os.urandom(100)
+    buf = _filled(engine, data)
+    with using(Provider(["software"])):
+        gcm = AESGCM(key)
+        sealed = gcm.encrypt(nonce, buf, buf[:10])
+        assert sealed == RefGCM(key).encrypt(nonce, data, data[:10])
+        sealed_buf = _filled(engine, sealed)
+        assert gcm.decrypt(nonce, sealed_buf, buf[:10]) == data
+        assert hashes.digest(buf, hashes.SHA256()) == hashlib.sha256(data).digest()
+        ctx = Cipher(algorithms.AES(key), modes.CTR(nonce + bytes(4))).encryptor()
+        out = engine.buffer(100)
+        ctx.update_into(buf, out)
+    ref = RefCipher(ref_algorithms.AES(key), ref_modes.CTR(nonce + bytes(4))).encryptor()
+    assert bytes(out) == ref.update(data)

@@ -92,6 +92,8 @@ class _AeadBase:
         try:
             out = fast.encrypt(nonce, data, associated_data)
         except (TypeError, ValueError):
+            if involved(data, associated_data):  # `cryptography` takes format "B" only
+                return self.encrypt(nonce, as_plain(data), as_plain(associated_data))
             self._explain(nonce, data, associated_data, 0)
             raise
         n = len(data)
@@ -159,12 +161,17 @@ class _AeadBase:
                 return lane.run(self._op("decrypt", nonce, data, associated_data))
         try:
             out = fast.decrypt(nonce, data, associated_data)
+        except TypeError:
+            if involved(data, associated_data):  # `cryptography` takes format "B" only
+                return self.decrypt(nonce, as_plain(data), as_plain(associated_data))
+            self._explain(nonce, data, associated_data, self._tag_length)
+            raise
         except InvalidTag:
             n = len(data) - self._tag_length
             if n >= 0:  # shorter holds no tag: refused before any engine, uncounted
                 lane.tally(~n if held else n)
             raise
-        except (TypeError, ValueError):
+        except ValueError:
             self._explain(nonce, data, associated_data, self._tag_length)
             raise
         n = len(out)
