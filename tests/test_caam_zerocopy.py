@@ -407,3 +407,17 @@ def test_a_dma_buffer_is_taken_wherever_bytes_are_even_by_software_alone(caam):
         ctx.update_into(buf, out)
     ref = RefCipher(ref_algorithms.AES(key), ref_modes.CTR(nonce + bytes(4))).encryptor()
     assert bytes(out) == ref.update(data)
+
+
+def test_input_and_output_overlapping_at_an_offset_go_through_bounce_regions(caam):
+    provider, engine = caam
+    key, iv, data = os.urandom(16), os.urandom(16), os.urandom(3 * PIECE)
+    buf = _filled(engine, data, len(data) + 32)
+    with using(provider):
+        before = engine.figures
+        ctx = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
+        ctx.update_into(buf[: len(data)], buf[16:])  # the output 16 bytes on from the input
+        moved = _delta(engine, before)
+    ref = RefCipher(ref_algorithms.AES(key), ref_modes.CTR(iv)).encryptor()
+    assert bytes(buf[16 : 16 + len(data)]) == ref.update(data)
+    assert moved["zero_copy_bytes"] == 0 and moved["copy_in_bytes"] >= len(data)

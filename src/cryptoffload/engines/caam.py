@@ -325,7 +325,7 @@ def _cipher(engine: CaamEngine, driver: Any, op: Op) -> Any:
     if data.__class__ is not bytes or out is not None:
         src = locate(data, engine)
         dst = None if out is None else locate(out, engine)
-        if src is not None or dst is not None:
+        if (src is not None or dst is not None) and not _overlap(src, dst):
             return _cipher_direct(engine, driver, op, mode, src, dst)
     result, _ = cipher.cipher(
         driver, op.key, mode, op.iv, data, encrypt=op.kind == "encrypt", into=out
@@ -348,6 +348,15 @@ def _cipher_direct(engine: CaamEngine, driver: Any, op: Op, mode: str, src: Any,
             out, None if dst is None else dst[1], encrypt=op.kind == "encrypt",
         )  # fmt: skip
     return n if op.out is not None else bytes(target)
+
+
+def _overlap(src: Any, dst: Any) -> bool:
+    """Input and output in the same memory, overlapping but not starting at the same byte: the
+    pieces in flight would read what another wrote (OpenSSL takes exact in-place only, too);
+    such an op goes through bounce regions, which is always right."""
+    if src is None or dst is None or src[1] == dst[1]:
+        return False
+    return src[1] < dst[1] + dst[2] and dst[1] < src[1] + src[2]
 
 
 class _in_flight:
@@ -387,7 +396,7 @@ def _aead(engine: CaamEngine, driver: Any, op: Op) -> bytes:
 
         src = locate(data, engine)
         dst = None if into is None else locate(into, engine)
-        if src is not None or dst is not None:
+        if (src is not None or dst is not None) and not _overlap(src, dst):
             pieces = data if src is None else [Region(src[1], src[2])]
             regions = None if dst is None else [Region(dst[1], dst[2])]
             with _in_flight(driver, src, dst):
