@@ -363,3 +363,17 @@ def test_pending_settles_once_and_runs_late_callbacks_at_once():
         failed.result()
     with pytest.raises(TimeoutError):
         Pending().result(timeout=0.01)
+
+
+def test_a_cross_checked_engine_is_run_whole_in_the_executor_and_checked():
+    engine = FdEngine(algorithms=GCM)
+    provider = Provider([engine], cross_check=1.0)
+    gcm = AESGCM(KEY, provider=provider)
+    try:
+        sealed, calls = run_with_executor(lambda: gcm.encrypt_async(nonce(8), b"d", None))
+        assert sealed == C_AESGCM(KEY).encrypt(nonce(8), b"d", None)
+        assert calls == 1 and engine.started == 0  # its start would skip the check
+        snapshot = provider.counters.snapshot()["fdengine"]["aes-128-gcm"]
+        assert snapshot["ops"] == 1 and snapshot["checked"] == 1
+    finally:
+        provider.close()
