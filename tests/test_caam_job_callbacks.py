@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from cryptoffload.caam.driver import Driver
-from cryptoffload.caam.jobs import CaamError
+from cryptoffload.caam.jr.driver import Driver
+from cryptoffload.caam.jr.jobs import CaamError
+from cryptoffload.caam.jr.transport import ModelTransport
 from cryptoffload.caam.recipes import hash as caam_hash
-from cryptoffload.caam.transport import ModelTransport
 
 
 @pytest.fixture

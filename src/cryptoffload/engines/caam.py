@@ -69,9 +69,9 @@ class CaamEngine:
 
     def probe(self) -> Capabilities:
         """Open the block, read what it has, bring RNG4 up; never raises."""
-        from cryptoffload.caam.boards import BoardError
-        from cryptoffload.caam.driver import Driver
-        from cryptoffload.caam.jobs import CaamError, CaamUnavailable
+        from cryptoffload.caam.jr.boards import BoardError
+        from cryptoffload.caam.jr.driver import Driver
+        from cryptoffload.caam.jr.jobs import CaamError, CaamUnavailable
 
         try:
             transport = self._open_transport()
@@ -509,7 +509,7 @@ def _prepare(engine: CaamEngine, driver: Any, op: Op) -> tuple[Any, Callable[[An
 
 def _mapped(call: Callable[[], Any]) -> Any:
     """``call()``, with the driver's errors turned into the engine protocol's outcomes."""
-    from cryptoffload.caam.jobs import CaamUnavailable, RingFull
+    from cryptoffload.caam.jr.jobs import CaamUnavailable, RingFull
     from cryptoffload.caam.recipes.base import IcvError
 
     try:
@@ -587,7 +587,7 @@ def from_spec(arg: str) -> CaamEngine:
             raise BadEngineSpec(f"caam: unknown model part {part!r}; parts: {', '.join(PARTS)}")
 
         def open_model() -> Any:
-            from cryptoffload.caam.transport import ModelTransport
+            from cryptoffload.caam.jr.transport import ModelTransport
 
             return ModelTransport.for_part(part, seed=seed)
 
@@ -688,7 +688,7 @@ def _pool_size(pool: str, text: str) -> int:
 
 def _open_board(kwargs: dict[str, Any]) -> Any:
     """The transport of this machine's block: from the options, else from the device tree."""
-    from cryptoffload.caam import boards
+    from cryptoffload.caam.jr import boards
 
     if "base" not in kwargs and "uio" not in kwargs:
         kwargs["base"] = int(_device_tree_base(), 0)
