@@ -301,15 +301,21 @@ def test_engines_without_start_run_in_the_default_executor():
         provider.close()
 
 
-def test_software_only_runs_in_the_default_executor_with_the_using_provider():
+def test_software_only_runs_small_ops_inline_and_large_ones_in_the_executor():
+    from cryptoffload.asyncio_lane import INLINE_BYTES
+
     provider = Provider(["software"])
     gcm = AESGCM(KEY)
+    big = bytes(INLINE_BYTES + 1)
     try:
         with using(provider):
             sealed, calls = run_with_executor(lambda: gcm.encrypt_async(nonce(4), b"d", None))
-        assert sealed == C_AESGCM(KEY).encrypt(nonce(4), b"d", None)
-        assert calls == 1
-        assert cell(provider, "software")["ops"] == 1
+            assert sealed == C_AESGCM(KEY).encrypt(nonce(4), b"d", None)
+            assert calls == 0  # no thread hop for a 1-byte op
+            sealed, calls = run_with_executor(lambda: gcm.encrypt_async(nonce(4), big, None))
+            assert sealed == C_AESGCM(KEY).encrypt(nonce(4), big, None)
+            assert calls == 1  # the using block's provider is in force in the executor too
+        assert cell(provider, "software")["ops"] == 2
     finally:
         provider.close()
 

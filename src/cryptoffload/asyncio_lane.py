@@ -26,6 +26,12 @@ log = logging.getLogger("cryptoffload")
 #: if ok, else raise it); not final: a decline or a fault, the next engine or software goes on.
 Outcome = tuple[bool, bool, Any]
 
+#: Software runs a symmetric op, hash or MAC of up to this many bytes on the loop's thread: the
+#: hop to the default executor costs 50-150 us per op on this project's machines
+#: (benchmarks/asyncio_lane.py), more than OpenSSL takes for 64 KiB of AES-GCM.
+INLINE_BYTES = 64 * 1024
+_BULK = frozenset({"cipher", "aead", "hash", "mac"})
+
 #: Per event loop, the completion fds it watches and the engine each belongs to.
 _watched: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, Any]] = (
     weakref.WeakKeyDictionary()
@@ -56,10 +62,21 @@ async def offload(
 ) -> Any:
     """What an API's ``*_async`` method does: when an engine on ``lane`` can start ops, the Op
     from ``build()`` (which checks the input as the sync method does) through :func:`run`;
-    otherwise (or ``build`` None: an input no op carries) ``sync(*args)`` in the executor."""
-    if build is not None and starts(lane):
-        return await run(lane, build())
+    a symmetric op, hash or MAC of at most :data:`INLINE_BYTES` that no engine takes runs
+    ``sync(*args)`` at once (software's, cheaper than a thread hop); anything else (or ``build``
+    None: an input no op carries) ``sync(*args)`` in the executor."""
+    if build is not None:
+        if starts(lane):
+            return await run(lane, build())
+        op = build()
+        if op.family in _BULK and op.size <= INLINE_BYTES and not _admitted(lane, op.size):
+            return sync(*args)  # software's, and quicker than the hop to a thread
     return await call(sync, *args)
+
+
+def _admitted(lane: Lane, size: int) -> bool:
+    """Whether some engine on ``lane``'s route takes an op of ``size`` bytes."""
+    return any(route.floor <= size <= route.ceiling for route in lane.routes)
 
 
 async def run(lane: Lane, op: Op, checked: bool = False) -> Any:
