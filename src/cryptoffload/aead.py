@@ -10,7 +10,7 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
 
-from cryptoffload import validate
+from cryptoffload import asyncio_lane, validate
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.dmabuffer import as_plain, claimed, involved
 from cryptoffload.names import aes_name
@@ -177,6 +177,41 @@ class _AeadBase:
         n = len(out)
         lane.tally(~n if held else n)
         return out
+
+    async def encrypt_async(
+        self, nonce: bytes, data: bytes, associated_data: bytes | None
+    ) -> bytes:
+        """:meth:`encrypt`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same result,
+        errors and counts."""
+        lane = self._async_lane()
+        return await asyncio_lane.offload(
+            lane,
+            lambda: self._op("encrypt", nonce, data, associated_data),
+            self.encrypt,
+            nonce,
+            data,
+            associated_data,
+        )
+
+    async def decrypt_async(
+        self, nonce: bytes, data: bytes, associated_data: bytes | None
+    ) -> bytes:
+        """:meth:`decrypt`, awaited: the plaintext, or InvalidTag (and nothing else)."""
+        lane = self._async_lane()
+        return await asyncio_lane.offload(
+            lane,
+            lambda: self._op("decrypt", nonce, data, associated_data),
+            self.decrypt,
+            nonce,
+            data,
+            associated_data,
+        )
+
+    def _async_lane(self) -> Lane:
+        lane = self._lane.in_force(self._provider)
+        if lane is not self._lane:
+            self._bind(lane)
+        return lane
 
     def encrypt_many(self, items: Iterable[tuple[bytes, bytes, bytes | None]]) -> list[Any]:
         """Encrypt many (nonce, data, associated_data) items as one batch.
@@ -478,6 +513,30 @@ class AESSIV(_FixedTagAead):
             raise
         lane.tally(len(data) if kind == "encrypt" else len(out))
         return out
+
+    async def encrypt_async(  # type: ignore[override]
+        self, data: bytes, associated_data: list[bytes] | None
+    ) -> bytes:
+        """:meth:`encrypt`, awaited: the synthetic IV (16 bytes) followed by the ciphertext."""
+        return await asyncio_lane.offload(
+            self._async_lane(),
+            lambda: self._siv_op("encrypt", data, associated_data),
+            self.encrypt,
+            data,
+            associated_data,
+        )
+
+    async def decrypt_async(  # type: ignore[override]
+        self, data: bytes, associated_data: list[bytes] | None
+    ) -> bytes:
+        """:meth:`decrypt`, awaited: the plaintext, or InvalidTag (and nothing else)."""
+        return await asyncio_lane.offload(
+            self._async_lane(),
+            lambda: self._siv_op("decrypt", data, associated_data),
+            self.decrypt,
+            data,
+            associated_data,
+        )
 
     def encrypt_into(self, data: bytes, associated_data: list[bytes] | None, buf: Any) -> int:  # type: ignore[override]
         """Write the synthetic IV and ciphertext into ``buf`` (len(data) + 16 bytes)."""

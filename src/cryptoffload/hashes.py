@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,7 +31,7 @@ from cryptography.hazmat.primitives.hashes import (
 )
 from cryptography.hazmat.primitives.hashes import XOFHash as _OpenSSLXOFHash
 
-from cryptoffload import validate
+from cryptoffload import asyncio_lane, validate
 from cryptoffload._stream import StreamContext
 from cryptoffload.dmabuffer import as_plain, claimed, lease_of
 from cryptoffload.names import HASH_CLASSES, HASHLIB, XOF_NAMES, hash_name
@@ -61,6 +62,7 @@ __all__ = [
     "HashContext",
     "XOFHash",
     "digest",
+    "digest_async",
     "digest_many",
 ]
 
@@ -302,6 +304,24 @@ def _xof_digest(data: Any, algorithm: Any, alg: str, provider: Provider | None) 
         raise
     lane.count(len(data))
     return out
+
+
+async def digest_async(
+    data: bytes, algorithm: HashAlgorithm, *, provider: Provider | None = None
+) -> bytes:
+    """:func:`digest`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same digest, errors
+    and counts."""
+    alg = _BY_CLASS.get(algorithm.__class__) or hash_name(algorithm)
+    provider = checked_provider(provider)
+    lane = resolve(provider).lane(alg)
+    length = algorithm.digest_size if alg in XOF_NAMES else None
+    return await asyncio_lane.offload(
+        lane,
+        lambda: HashOp(alg, "digest", data, length),
+        functools.partial(digest, provider=lane.provider),
+        data,
+        algorithm,
+    )
 
 
 def digest_many(

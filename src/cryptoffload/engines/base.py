@@ -93,6 +93,26 @@ Optional members, read with ``getattr`` and a default:
     The caller's output buffer, exactly as long as the result, or None. An engine may write the
     result there and return its length (an int) instead of bytes; if it does, a failed tag
     leaves no plaintext there (zeros). Engines that ignore it return bytes, copied by the API.
+``start(op) -> Pending | None`` on the engine
+    For the ``*_async`` methods (:mod:`cryptoffload.asyncio_lane`): puts ``op`` (validated and
+    admitted by the policy, as for ``run``) in flight and returns without waiting for it. The
+    Pending has ``done() -> bool``, ``result(timeout=None)`` (blocks until settled, driving the
+    operation forward where nothing else would, then returns or raises exactly what ``run``
+    would: ``Unavailable`` declines, ``InvalidTag`` / ``InvalidSignature`` / ``NoResult`` are
+    answers, anything else is a fault) and ``add_done_callback(fn)`` (``fn(pending)`` once
+    settled, on the settling thread; at once if it already is); :class:`cryptoffload.engines.
+    pending.Pending` is one. ``start`` may itself raise what ``run`` raises (a decline before
+    anything was put in flight), and returns None for an op it only runs whole (the asyncio
+    layer then calls ``run`` in the loop's default executor). ``run`` stays as it is: ``start``
+    is another way in, not a replacement. Whatever the caller does with the Pending (an await
+    cancelled), the operation keeps the memory it reads and writes until it is complete.
+``completion_fd() -> int | None`` and ``service() -> None`` on the engine
+    With ``start``: a file descriptor that becomes readable when operations completed, and
+    what to call then (read or acknowledge the fd, collect completions, settle their Pendings:
+    their callbacks run inside ``service``). An event loop watches the fd
+    (``loop.add_reader(fd, engine.service)``, once per loop and engine), so many operations are
+    in flight from one thread. None: the engine has no such fd now; a Pending not done when
+    ``start`` returns is then waited for with ``result()`` in the executor.
 """
 
 from __future__ import annotations

@@ -38,6 +38,9 @@ DEVICE_TREE = Path("/proc/device-tree")
 _MODES = {"ecb": "ECB", "cbc": "CBC", "ctr": "CTR", "cfb": "CFB", "ofb": "OFB"}
 _CAAM_HASHES = ("sha1", "sha224", "sha256", "sha384", "sha512")
 _FFDHE_BITS = {name: int(name[5:]) for name in FFDHE_NAMES}
+#: The families ``start`` does not put on the ring alone (``_prepare`` does not take them):
+#: PKHA, RNG, a cipher into a caller's buffer. The asyncio layer runs them whole.
+_WHOLE = frozenset({"cipher", "mac", "rsa", "ecdsa", "ecdh", "dh", "rng"})
 #: Seconds a job may take before the ring is taken as stalled and reset (spec option timeout=).
 DEFAULT_TIMEOUT = 2.0
 
@@ -239,6 +242,62 @@ class CaamEngine:
             result = next(done)
             out.append(result if isinstance(result, Exception) else item[1](result))
         return [_mapped_result(r) for r in out]
+
+    def start(self, op: Op) -> Any:
+        """Put ``op`` on the ring and return at once: a Pending settled when the driver reaps
+        the job (``service`` from the completion fd, or a caller's wait). The families batches
+        take (AES, hashes, HMAC); None for the others (the asyncio layer runs those whole)."""
+        from cryptoffload.engines.pending import Pending
+
+        driver = self._ready(op)
+        try:
+            prepared, finisher = _mapped(lambda: _prepare(self, driver, op))
+        except Unavailable as exc:
+            if exc.reason == "unsupported" and op.family in _WHOLE:
+                return None
+            raise
+        b = prepared.buffers
+        # The job owns its regions from here: the driver frees them when it reaps the job
+        # (wiped), never before, whatever becomes of whoever awaits it.
+        job = _mapped(lambda: driver.submit(prepared.words, owned=b.owned, collect=b.collect))
+        pending = Pending(wait=job.wait)
+
+        def settle(job: Any) -> None:
+            try:
+                result = finisher(prepared.finish(job.wait(), job.outputs))
+            except Exception as exc:
+                pending.set_exception(_mapped_result(exc))
+            else:
+                pending.set_result(result)
+
+        job.add_done_callback(settle)
+        if self.completion_fd() is None:
+            driver.poll()  # the in-process model has run it already: reap it now
+        return pending
+
+    def completion_fd(self) -> int | None:
+        """The driver's completion fd (readable when jobs completed), or None: the driver has
+        none (it is polled), or the engine is closed."""
+        driver = self._driver
+        fd = getattr(driver, "completion_fd", None) if driver is not None else None
+        if callable(fd):
+            fd = fd()
+        return fd if isinstance(fd, int) and not isinstance(fd, bool) else None
+
+    def service(self) -> None:
+        """Called when the completion fd is readable: the driver acknowledges and reaps, and
+        the done callbacks of the jobs it reaped run (settling their Pendings)."""
+        driver = self._driver
+        if driver is None:
+            return
+        service = getattr(driver, "service", None)
+        if service is None:
+            driver.poll()
+            return
+        service()
+        run_callbacks = getattr(driver, "_run_callbacks", None)
+        if run_callbacks is not None:
+            run_callbacks()
 
     def open_stream(self, op: Op) -> Any:
         """A hash or HMAC whose running state (the class-2 context) the engine keeps."""

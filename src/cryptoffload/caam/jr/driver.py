@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -117,6 +117,7 @@ class Driver(InFlight):
             self._ring.close()
             raise
         self._in_flight: dict[int, Job] = {}
+        self._called_back: deque[Job] = deque()
         self._shared = SharedCache(shared_capacity)
         self._separate = separate_descriptors
         self._polling = False
@@ -333,6 +334,8 @@ class Driver(InFlight):
                 self._place_one(job, words, data)
                 return job
         _, error = self._enqueue([job], [words], [data])
+        if self._called_back:  # jobs reaped while it waited for room
+            self._run_callbacks()
         if error is not None:
             self._release(job)
             raise error
@@ -362,6 +365,8 @@ class Driver(InFlight):
                 self._release(job)
             self.pack(w)  # raises the error that names the word
         placed, error = self._enqueue(jobs, words, datas)
+        if self._called_back:
+            self._run_callbacks()
         for job in jobs[placed:]:
             self._release(job)
             job.error = error
@@ -454,6 +459,8 @@ class Driver(InFlight):
             self._closed = True
             entries = self._shared.all()
             self._shared.clear()
+        if self._called_back:  # the jobs the reset failed
+            self._run_callbacks()
         for entry in entries:
             self._wipe_free(entry.phys, entry.size)
         left = list(self._regions.items())
