@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import cryptodev_standin
 import pytest
+import softhsm
 from doubles import ChaosEngine, TakeAllEngine
 
 import cryptoffload
@@ -42,6 +43,19 @@ def _cryptodev_device() -> Provider:
     return Provider(["cryptodev:any"], policy=cryptoffload.Policy(min_size={"*": 0}))
 
 
+_PKCS11_ENGINES: dict[str, object] = {}
+
+
+def _pkcs11_softhsm() -> Provider:
+    # One engine per token for the whole session (set up by the softhsm_token fixture): each
+    # provider built on it starts with zeroed counters; the engine probes the token once.
+    spec = _PKCS11_ENGINES["spec"]
+    engine = _PKCS11_ENGINES.get(spec)
+    if engine is None:
+        engine = _PKCS11_ENGINES[spec] = cryptoffload.engines.from_spec(spec)
+    return Provider([engine], policy=cryptoffload.Policy(min_size={"*": 0}))
+
+
 def has_dev_crypto() -> bool:
     """True where /dev/crypto opens (cryptodev-linux loaded: a board, the rig's guest)."""
     try:
@@ -54,7 +68,8 @@ def has_dev_crypto() -> bool:
 #: The engine sets every vector suite runs through: software alone, an engine that takes every
 #: op it claims (RSA through the raw-exponent path), one that declines and faults at random, and
 #: the CAAM engine on the model of a QorIQ part (big-endian) and of an i.MX part (little-endian),
-#: and the cryptodev engine over an in-process stand-in of /dev/crypto (tests/cryptodev_standin.py).
+#: the cryptodev engine over an in-process stand-in of /dev/crypto (tests/cryptodev_standin.py),
+#: and, where SoftHSM is installed, the PKCS#11 engine on a SoftHSM token (tests/softhsm.py).
 ENGINE_SETS = {
     "software": _software,
     "takeall": _takeall,
@@ -63,13 +78,33 @@ ENGINE_SETS = {
     "caam-imx7d": _caam("imx7d"),
     "cryptodev": _cryptodev,
 }
+if softhsm.why_missing() is None:  # a SoftHSM token through the PKCS#11 engine
+    ENGINE_SETS["pkcs11-softhsm"] = _pkcs11_softhsm
 if has_dev_crypto():  # and the real device, software drivers included, where there is one
     ENGINE_SETS["cryptodev-device"] = _cryptodev_device
+
+
+@pytest.fixture(scope="session")
+def softhsm_token() -> Iterator[softhsm.SoftHsm]:
+    """A SoftHSM token initialised in a temporary directory for the session (skips without
+    SoftHSM); its engine is closed and the directory removed at the end."""
+    missing = softhsm.why_missing()
+    if missing:
+        pytest.skip(missing)
+    token = softhsm.start()
+    _PKCS11_ENGINES["spec"] = token.spec
+    yield token
+    engine = _PKCS11_ENGINES.pop(token.spec, None)
+    if engine is not None:
+        engine.close()  # type: ignore[attr-defined]
+    softhsm.stop(token)
 
 
 @pytest.fixture(params=list(ENGINE_SETS), ids=list(ENGINE_SETS))
 def provider(request: pytest.FixtureRequest) -> Provider:
     """A fresh provider for each engine set; its counters start at zero."""
+    if request.param.startswith("pkcs11"):
+        request.getfixturevalue("softhsm_token")
     return ENGINE_SETS[request.param]()
 
 

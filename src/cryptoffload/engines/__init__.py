@@ -36,6 +36,12 @@ def _passthrough(arg: str) -> Any:
     return passthrough_from_spec(arg)
 
 
+def _pkcs11(arg: str) -> Any:
+    from cryptoffload.engines.pkcs11 import from_spec as pkcs11_from_spec
+
+    return pkcs11_from_spec(arg)
+
+
 def _caam(arg: str) -> Any:
     from cryptoffload.engines.caam import from_spec as caam_from_spec
 
@@ -49,9 +55,11 @@ FACTORIES: dict[str, Factory] = {
     "cryptodev": _cryptodev,
     "caam": _caam,
     "passthrough": _passthrough,
+    "pkcs11": _pkcs11,
 }
-#: Kinds that are not hardware of this machine: named explicitly, never found by ``discover``.
-NOT_DISCOVERED = frozenset({"software", "passthrough"})
+#: Kinds named explicitly, never found by ``discover``: not hardware of this machine, or (pkcs11)
+#: a token that needs a module path, a label and a PIN.
+NOT_DISCOVERED = frozenset({"software", "passthrough", "pkcs11"})
 
 
 def register(kind: str, factory: Factory) -> None:

@@ -1,0 +1,126 @@
+"""Known answers at probe time: one op per mechanism group through the engine, held to
+software's answer; an algorithm whose group disagrees or fails is not claimed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+
+from cryptoffload.engines.software import SoftwareEngine
+from cryptoffload.ops import AeadOp, CipherOp, EcdhOp, EcdsaOp, HashOp, MacOp, RsaOp
+
+_DATA = bytes(range(200))
+_KEY = bytes(range(32))
+_EC_KEYS: dict[str, Any] = {}
+_RSA_KEY: list[Any] = []
+
+
+def _ec_key(curve: str) -> Any:
+    if curve not in _EC_KEYS:
+        cls = {"p256": ec.SECP256R1, "p384": ec.SECP384R1, "p521": ec.SECP521R1}[curve]
+        _EC_KEYS[curve] = ec.derive_private_key(0x1234567 + len(curve), cls())
+    return _EC_KEYS[curve]
+
+
+def _ops(alg: str) -> list[Any]:
+    """The ops whose results must equal software's for ``alg`` (sign: checked by verifying)."""
+    parts = alg.split("-")
+    if alg.startswith("aes-"):
+        key = _KEY[: int(parts[1]) // 8]
+        mode = parts[2]
+        if mode == "gcm":
+            return [
+                AeadOp(alg, "encrypt", key, _KEY[:12], _DATA[:77], b"aad", 16),
+                AeadOp(alg, "encrypt", key, _KEY[:12], b"", b"", 16),
+            ]
+        iv = None if mode == "ecb" else bytes(15) + b"\xfe"
+        return [
+            CipherOp(alg, "encrypt", key, iv, _DATA[:64]),
+            CipherOp(alg, "decrypt", key, iv, _DATA[:48]),
+        ]
+    if alg.startswith("sha"):
+        return [HashOp(alg, "digest", _DATA), HashOp(alg, "digest", b"")]
+    if alg.startswith("hmac-"):
+        return [MacOp(alg, "mac", _KEY, _DATA), MacOp(alg, "mac", _KEY[:5], _DATA[:3])]
+    if alg.startswith("cmac-aes-"):
+        return [MacOp(alg, "mac", _KEY[: int(parts[2]) // 8], _DATA[:33])]
+    if alg.startswith("ecdh-"):
+        peer = ec.derive_private_key(99, _ec_key(parts[1]).curve).public_key()
+        return [EcdhOp(alg, "exchange", _ec_key(parts[1]), peer)]
+    if alg.startswith("ecdsa-") and alg.endswith("-verify"):
+        key = _ec_key(parts[1])
+        digest = _DATA[:32]
+        sig = key.sign(digest, ec.ECDSA(_prehashed()))
+        return [EcdsaOp(alg, "verify", key.public_key(), digest, hashes.SHA256(), signature=sig)]
+    return []
+
+
+def _prehashed() -> Any:
+    from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
+
+    return Prehashed(hashes.SHA256())
+
+
+def _signs(engine: Any, alg: str) -> str | None:
+    """Sign with the engine, verify with software: None when it holds, else the failure."""
+    parts = alg.split("-")
+    digest = _DATA[:32]
+    if alg.startswith("ecdsa-"):
+        key = _ec_key(parts[1])
+        der = engine.run(EcdsaOp(alg, "sign", key, digest, hashes.SHA256(), deterministic=False))
+        key.public_key().verify(der, digest, ec.ECDSA(_prehashed()))
+        return None
+    if not _RSA_KEY:
+        _RSA_KEY.append(rsa.generate_private_key(65537, 2048))
+    if parts[1] != "2048":
+        return None  # one size checked; the mechanism is the same
+    key = _RSA_KEY[0]
+    pads = [padding.PKCS1v15(), padding.PSS(padding.MGF1(hashes.SHA256()), 32)]
+    for pad in pads:
+        sig = engine.run(
+            RsaOp(alg, "sign", key, digest=digest, padding=pad, hash_alg=hashes.SHA256())
+        )
+        key.public_key().verify(sig, digest, pad, _prehashed())
+    return None
+
+
+def check(engine: Any, algorithms: set[str]) -> dict[str, str]:
+    """Run the known answers; the algorithms that failed, each with why (never key material)."""
+    software = SoftwareEngine()
+    failed: dict[str, str] = {}
+    for alg in sorted(algorithms):
+        try:
+            if alg.endswith("-sign") or alg.startswith("rsa-"):
+                _signs(engine, alg)
+                continue
+            for op in _ops(alg):
+                got, want = engine.run(op), software.run(op)
+                if got != want:
+                    failed[alg] = "known answer differs from software"
+                    break
+        except Exception as exc:  # a refusal or fault: not claimed
+            failed[alg] = f"known answer failed: {type(exc).__name__}: {exc}"[:200]
+    return failed
+
+
+def gcm_tags(engine: Any, alg: str) -> frozenset[int]:
+    """The GCM tag lengths (4 to 16 bytes) for which the token's ciphertext‖tag equals
+    software's and a flipped tag bit fails."""
+    software = SoftwareEngine()
+    good: set[int] = set()
+    for t in range(4, 17):
+        op = AeadOp(alg, "encrypt", _KEY[:16], _KEY[:12], _DATA[:33], b"aad", t)
+        try:
+            sealed = engine.run(op)
+            if sealed != software.run(op):
+                continue
+            bad = sealed[:-1] + bytes([sealed[-1] ^ 1])
+            engine.run(AeadOp(alg, "decrypt", _KEY[:16], _KEY[:12], bad, b"aad", t))
+        except InvalidTag:
+            good.add(t)
+        except Exception:  # a refusal or fault: that length is not claimed
+            continue
+    return frozenset(good)
