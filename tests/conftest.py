@@ -87,17 +87,16 @@ if has_dev_crypto():  # and the real device, software drivers included, where th
 @pytest.fixture(scope="session")
 def softhsm_token() -> Iterator[softhsm.SoftHsm]:
     """A SoftHSM token initialised in a temporary directory for the session (skips without
-    SoftHSM); its engine is closed and the directory removed at the end."""
+    SoftHSM); its engine is closed at the end, the directory removed when the process exits."""
     missing = softhsm.why_missing()
     if missing:
         pytest.skip(missing)
-    token = softhsm.start()
+    token = softhsm.shared()
     _PKCS11_ENGINES["spec"] = token.spec
     yield token
     engine = _PKCS11_ENGINES.pop(token.spec, None)
     if engine is not None:
         engine.close()  # type: ignore[attr-defined]
-    softhsm.stop(token)
 
 
 @pytest.fixture(params=list(ENGINE_SETS), ids=list(ENGINE_SETS))

@@ -342,6 +342,44 @@ class DeviceGone(Injector):
         self._module.ioctl = self._ioctl
 
 
+# -- a PKCS#11 token --------------------------------------------------------------------------
+
+
+class SessionsClosed(Injector):
+    """At once and on every ``every``-th tick, all of the token's sessions are closed under the
+    engine (C_CloseAllSessions: the login and the imported keys go with them), as when a token
+    is pulled and put back or another library in the process closes them."""
+
+    def __init__(self, engine: Any, every: int = 1) -> None:
+        super().__init__()
+        self._engine, self._every = engine, every
+        self._ticks = 0
+        self._close()
+
+    def _close(self) -> None:
+        from cryptoffload.engines.pkcs11 import ck
+
+        token = self._engine._token
+        if token.module is not None:
+            token.module.raw("C_CloseAllSessions", ck.ULONG(token.slot))
+            self.hit()
+
+    def tick(self) -> None:
+        self._ticks += 1
+        if self._ticks % self._every == 0:
+            self._close()
+
+
+def _pkcs11(make: Callable[[Any], Injector]) -> Any:
+    def build(seed: int) -> tuple[list[Any], Callable[[Any], Injector], dict[str, Any]]:
+        import softhsm
+
+        token = softhsm.shared()
+        return [token.spec], lambda provider: make(provider.engines[0]), {}
+
+    return build
+
+
 # -- scenarios -------------------------------------------------------------------------------
 
 
@@ -395,3 +433,5 @@ SCENARIOS: dict[
     "cryptodev: errno after scribble": _standin(lambda d: DeviceErrors(d)),
     "cryptodev: device gone (EBADF)": _standin(lambda d: DeviceGone(d)),
 }
+if __import__("softhsm").why_missing() is None:
+    SCENARIOS["pkcs11: sessions closed under the engine"] = _pkcs11(SessionsClosed)

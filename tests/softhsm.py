@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -72,3 +73,18 @@ def start() -> SoftHsm:
 
 def stop(token: SoftHsm) -> None:
     shutil.rmtree(token.directory, ignore_errors=True)
+
+
+_shared: list[SoftHsm] = []
+
+
+def shared() -> SoftHsm:
+    """This process's token, started on first use and removed when the process exits (the
+    tests' session fixture and the fault campaign share it)."""
+    if not _shared:
+        _shared.append(start())
+        atexit.register(stop, _shared[0])
+    token = _shared[0]
+    os.environ["SOFTHSM2_CONF"] = os.path.join(token.directory, "softhsm2.conf")
+    os.environ[PIN_ENV] = PIN
+    return token

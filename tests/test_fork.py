@@ -180,3 +180,42 @@ def test_multiprocessing_workers_answer_right_and_never_use_the_parents_ring(met
     finally:
         _POOL_PROVIDER.close()
         _POOL_PROVIDER = None
+
+
+def test_pkcs11_child_logs_in_again_and_answers_right_and_the_parent_keeps_its_sessions():
+    import softhsm
+
+    if softhsm.why_missing():
+        pytest.skip(softhsm.why_missing())
+    token = softhsm.shared()
+    provider = Provider([token.spec], policy=TAKE_ALL)
+    engine = provider.engines[0]
+    try:
+        token_key = engine.generate_key("aes", label=f"fork-{os.urandom(4).hex()}", bits=256)
+        data = b"before and after fork"
+        before = gcm(provider, data)  # a caller key imported, sessions opened, logged in
+        sealed = AESGCM(token_key, provider=provider).encrypt(NONCE, data, None)
+
+        def child() -> tuple[bytes, bytes, dict, dict]:
+            got = gcm(provider, data)  # aes-128-gcm: a caller key, imported again
+            opened = AESGCM(token_key, provider=provider).decrypt(NONCE, sealed, None)
+            return (
+                got,
+                opened,
+                cell(provider, engine.name),
+                cell(provider, engine.name, "aes-256-gcm"),
+            )
+
+        got, opened, caller_cell, token_cell = in_child(child)
+        assert got == before and opened == data
+        # One op before the fork and one in the child each, all on the token (its own login).
+        assert caller_cell["ops"] == 2 and caller_cell["faults"] == 0
+        assert token_cell["ops"] == 2 and token_cell["faults"] == 0
+        # The parent's sessions, login and imported keys were not touched by the child.
+        assert gcm(provider, data) == before
+        assert AESGCM(token_key, provider=provider).decrypt(NONCE, sealed, None) == data
+        assert (
+            cell(provider, engine.name)["ops"] == 2 and cell(provider, engine.name)["faults"] == 0
+        )
+    finally:
+        provider.close()

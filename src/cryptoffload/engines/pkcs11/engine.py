@@ -137,6 +137,8 @@ class Pkcs11Engine:
             raise
 
     def _module(self) -> ck.Module:
+        """The module, the token opened first if it is not (first use, after fork or reset)."""
+        self._token.ensure()
         assert self._token.module is not None
         return self._token.module
 
@@ -454,8 +456,12 @@ class Pkcs11Engine:
                 handle = find(self._token, cls, label, id)
             except LookupError:
                 continue
-            ref = TokenKeyRef(self._token, self.name, cls, label, id)
             with self._token.session() as s:
+                # Known by both label and id from now on: the same key compares equal however
+                # it was asked for, and a later search finds exactly it.
+                found_label = module.attribute(s, handle, ck.CKA_LABEL).decode(errors="replace")
+                found_id = module.attribute(s, handle, ck.CKA_ID) or None
+                ref = TokenKeyRef(self._token, self.name, cls, found_label or None, found_id)
                 kind = int.from_bytes(module.attribute(s, handle, ck.CKA_KEY_TYPE), "little")
                 if cls == ck.CKO_SECRET_KEY:
                     if kind != ck.CKK_AES:

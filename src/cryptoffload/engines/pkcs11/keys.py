@@ -174,7 +174,8 @@ class TokenAesKey(DeviceKey):
     __slots__ = ("ref",)
 
     def __init__(self, ref: TokenKeyRef, bits: int) -> None:
-        super().__init__(f"pkcs11:{ref.where()}".encode(), b"", bits, ref.engine)
+        ident = ref.id.hex() if ref.id else f"label={ref.label}"
+        super().__init__(f"pkcs11:{ident}".encode(), b"", bits, ref.engine)
         self.ref = ref
 
     def __repr__(self) -> str:

@@ -117,14 +117,14 @@ class Token:
             what = "wrong PIN" if exc.rv == ck.CKR_PIN_INCORRECT else str(exc)
             raise TokenUnavailable(f"login to token {spec.token!r} failed: {what}") from None
 
-    def _ensure(self) -> None:
+    def ensure(self) -> None:
         if self._pid != os.getpid() or self._keeper < 0:
             self.open()
 
     @contextlib.contextmanager
     def session(self) -> Iterator[int]:
         """A session of this token for the caller alone; closed for good if it was lost."""
-        self._ensure()
+        self.ensure()
         module = self.module
         assert module is not None
         session, generation = -1, self.generation
@@ -171,7 +171,7 @@ class Token:
     def keeper(self) -> Iterator[int]:
         """The logged-in session that owns the engine's session objects (imported keys), which
         every other session of the process sees; one caller at a time."""
-        self._ensure()
+        self.ensure()
         with self._keeper_lock:
             yield self._keeper
 
