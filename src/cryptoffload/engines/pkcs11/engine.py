@@ -63,6 +63,9 @@ class Pkcs11Engine:
         self._claims: dict[str, mechanisms.Claim] = {}
         self._hmac_range: dict[str, tuple[int, int]] = {}
         self._probed: Capabilities | None = None
+        #: Set by the probe when the token refuses C_CreateObject for keys (a TPM): caller keys
+        #: are declined at once, and only keys made on the token run there.
+        self.imports_refused = False
         #: GCM tag lengths the token was seen to produce as software does (probe widens it).
         self._gcm_tags: frozenset[int] = frozenset({16})
         _fork.watch(self)
@@ -108,6 +111,7 @@ class Pkcs11Engine:
                 "manufacturer": info.manufacturerID.rstrip(b" \0").decode(errors="replace"),
                 "model": info.model.rstrip(b" \0").decode(errors="replace"),
                 "gcm tag lengths": sorted(self._gcm_tags),
+                "imports caller keys": not self.imports_refused,
                 "known-answer failures": {k: v for k, v in sorted(refused.items())},
                 "mechanisms": mechanisms.describe(mechs),
                 "algorithms": {
@@ -149,7 +153,7 @@ class Pkcs11Engine:
         if isinstance(key, DeviceKey):
             raise key.refuse(self.name)
         material = bytes(key)
-        return self._cache.use(
+        return self._imported(
             fingerprint("aes", material),
             lambda: [
                 (ck.CKA_CLASS, ck.CKO_SECRET_KEY),
@@ -162,6 +166,22 @@ class Pkcs11Engine:
                 (ck.CKA_EXTRACTABLE, False),
             ],
         )
+
+    def _imported(self, name: bytes, template: Any) -> Any:
+        """The cache's context for a caller key; declined on a token that imports none."""
+        if self.imports_refused:
+            raise Unavailable(
+                "unsupported", f"{self.name} imports no keys: only keys made on it run there"
+            )
+        return self._cache.use(name, template)
+
+    def _destroy_token_objects(self, ident: bytes) -> None:
+        """Destroy every object with this CKA_ID (the probe's own key pairs)."""
+        module = self._module()
+        with self._token.keeper() as s:
+            for cls in (ck.CKO_PRIVATE_KEY, ck.CKO_PUBLIC_KEY, ck.CKO_SECRET_KEY):
+                for handle in module.find(s, [(ck.CKA_CLASS, cls), (ck.CKA_ID, ident)]):
+                    module.destroy(s, handle)
 
     def _ref_handle(self, ref: TokenKeyRef) -> int:
         if ref.token is self._token:
@@ -250,7 +270,7 @@ class Pkcs11Engine:
                 raise Unavailable("unsupported", f"HMAC key of {len(material)} bytes (min {lo})")
             material = material + bytes(lo - len(material))
         mech = ck.Mechanism(mech_id, None, 0)
-        handle = self._cache.use(
+        handle = self._imported(
             fingerprint("hmac", material),
             lambda: [
                 (ck.CKA_CLASS, ck.CKO_SECRET_KEY),
@@ -272,7 +292,7 @@ class Pkcs11Engine:
             raise Unavailable("unsupported", f"key of type {type(key).__name__}")
         size = formats.CURVE_BYTES[curve]
         value = key.private_numbers().private_value.to_bytes(size, "big")
-        return self._cache.use(
+        return self._imported(
             fingerprint("ec-" + curve, value),
             lambda: [
                 (ck.CKA_CLASS, ck.CKO_PRIVATE_KEY),
@@ -300,7 +320,7 @@ class Pkcs11Engine:
         if rs is None:
             raise InvalidSignature()
         point = formats.ec_point(op.key)
-        handle = self._cache.use(
+        handle = self._imported(
             fingerprint("ecpub-" + curve, point),
             lambda: [
                 (ck.CKA_CLASS, ck.CKO_PUBLIC_KEY),
@@ -358,7 +378,7 @@ class Pkcs11Engine:
         def b(v: int) -> bytes:
             return v.to_bytes((v.bit_length() + 7) // 8 or 1, "big")
 
-        return self._cache.use(
+        return self._imported(
             fingerprint("rsa", b(pub.n) + b(nums.d)),
             lambda: [
                 (ck.CKA_CLASS, ck.CKO_PRIVATE_KEY),

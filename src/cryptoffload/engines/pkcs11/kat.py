@@ -3,6 +3,7 @@ software's answer; an algorithm whose group disagrees or fails is not claimed.""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
@@ -10,6 +11,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 from cryptoffload.engines.software import SoftwareEngine
+from cryptoffload.errors import Unavailable
 from cryptoffload.ops import AeadOp, CipherOp, EcdhOp, EcdsaOp, HashOp, MacOp, RsaOp
 
 _DATA = bytes(range(200))
@@ -75,9 +77,8 @@ def _signs(engine: Any, alg: str) -> str | None:
         return None
     if not _RSA_KEY:
         _RSA_KEY.append(rsa.generate_private_key(65537, 2048))
-    if parts[1] != "2048":
-        return None  # one size checked; the mechanism is the same
     key = _RSA_KEY[0]
+    alg = "rsa-2048-private"  # one size checked for all (the same mechanism): 2048 bits
     pads = [padding.PKCS1v15(), padding.PSS(padding.MGF1(hashes.SHA256()), 32)]
     for pad in pads:
         sig = engine.run(
@@ -87,8 +88,39 @@ def _signs(engine: Any, alg: str) -> str | None:
     return None
 
 
+def _import_refused(exc: BaseException) -> bool:
+    return isinstance(exc, Unavailable) and "C_CreateObject" in exc.detail
+
+
+def _signs_with_token_key(engine: Any, alg: str) -> None:
+    """For a token that imports no keys (a TPM): a key pair made on the token for the probe
+    signs, software verifies with its public half, and the pair is destroyed."""
+    parts = alg.split("-")
+    ident = b"cryptoffload-probe-" + os.urandom(6)
+    label = ident.decode("latin-1")
+    digest = _DATA[:32]
+    try:
+        if alg.startswith("ecdsa-"):
+            key = engine.generate_key("ec", label=label, id=ident, curve=parts[1])
+            raw = key.to_cryptography()
+            op = EcdsaOp(alg, "sign", raw, digest, hashes.SHA256(), deterministic=False)
+            der = engine.run(op)
+            raw.public_key().verify(der, digest, ec.ECDSA(_prehashed()))
+        else:
+            key = engine.generate_key("rsa", label=label, id=ident, bits=int(parts[1]))
+            raw = key.to_cryptography()
+            pad = padding.PKCS1v15()
+            op = RsaOp(alg, "sign", raw, digest=digest, padding=pad, hash_alg=hashes.SHA256())
+            raw.public_key().verify(engine.run(op), digest, pad, _prehashed())
+    finally:
+        engine._destroy_token_objects(ident)
+
+
 def check(engine: Any, algorithms: set[str]) -> dict[str, str]:
-    """Run the known answers; the algorithms that failed, each with why (never key material)."""
+    """Run the known answers; the algorithms that failed, each with why (never key material).
+
+    A token that refuses to import keys (a TPM) has ``imports_refused`` set on the engine; its
+    signing algorithms are then checked with a key pair made on it (one size per family)."""
     software = SoftwareEngine()
     failed: dict[str, str] = {}
     for alg in sorted(algorithms):
@@ -102,7 +134,23 @@ def check(engine: Any, algorithms: set[str]) -> dict[str, str]:
                     failed[alg] = "known answer differs from software"
                     break
         except Exception as exc:  # a refusal or fault: not claimed
+            if _import_refused(exc):
+                engine.imports_refused = True
             failed[alg] = f"known answer failed: {type(exc).__name__}: {exc}"[:200]
+    if engine.imports_refused:
+        checked: dict[str, str | None] = {}  # each curve; one RSA size for all (one mechanism)
+        for alg in sorted(a for a in failed if a.endswith("-sign") or a.startswith("rsa-")):
+            family = "rsa" if alg.startswith("rsa-") else alg
+            if family not in checked:
+                try:
+                    _signs_with_token_key(engine, alg)
+                    checked[family] = None
+                except Exception as exc:
+                    checked[family] = f"token-key check failed: {type(exc).__name__}: {exc}"
+            if checked[family] is None:
+                del failed[alg]
+            else:
+                failed[alg] = str(checked[family])[:200]
     return failed
 
 

@@ -27,6 +27,12 @@ RESET_ON = frozenset(
 )
 
 
+#: Modules known not to initialise again in a forked child: there the engine declines at once
+#: (trying costs tpm2-pkcs11 a 25 s D-Bus timeout, then fails: its connection stays with the
+#: parent).
+FORK_UNSAFE = ("libtpm2_pkcs11",)
+
+
 class TokenUnavailable(Exception):
     """The token cannot be reached; the message is the engine's reason (never holds a PIN)."""
 
@@ -52,13 +58,24 @@ class Token:
         self._pid = -1
         #: Bumped each time handles are invalidated (fork, re-open): key caches compare it.
         self.generation = 0
+        #: Why this process cannot use the token any more (a fork child whose module cannot
+        #: initialise again): every use declines with it, without trying again.
+        self.broken: str | None = None
 
     def open(self) -> None:
         """Initialise the module (CKF_OS_LOCKING_OK), find the token, log in once."""
         with self._lock:
+            if self.broken:
+                raise TokenUnavailable(self.broken)
             if self._pid == os.getpid() and self._keeper >= 0:
                 return
-            self._open_locked()
+            forked = self._pid not in (-1, os.getpid())
+            try:
+                self._open_locked()
+            except TokenUnavailable as exc:
+                if forked:  # a child whose module does not come back: do not try again
+                    self.broken = f"in a forked child: {exc}"
+                raise
 
     def _open_locked(self) -> None:
         spec = self.spec
@@ -183,6 +200,12 @@ class Token:
         self._keeper_lock = threading.Lock()
         self.generation += 1
         self.module = None
+        if any(name in os.path.basename(self.spec.module) for name in FORK_UNSAFE):
+            self.broken = (
+                f"{os.path.basename(self.spec.module)} cannot initialise again in a forked "
+                "child: the token is the parent's; this process declines it"
+            )
+            return
         ck.forget_all()  # the child's copy of the module state; the parent keeps its own
 
     def close(self) -> None:
