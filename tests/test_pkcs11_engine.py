@@ -287,3 +287,14 @@ def test_cryptoffload_engines_lists_the_token(softhsm_token):
         assert provider.engines[0].name == f"pkcs11:{softhsm_token.label}"
     finally:
         provider.close()
+
+
+def test_short_gcm_tags_the_token_was_seen_to_make_are_offered_and_a_bad_one_fails(engine):
+    caps = engine.probe()
+    assert {4, 8, 12, 16} <= set(caps.detail["gcm tag lengths"])
+    op = AeadOp("aes-128-gcm", "encrypt", bytes(16), NONCE, b"data", b"aad", 12)
+    sealed = engine.run(op)
+    assert sealed == RefAESGCM(bytes(16)).encrypt(NONCE, b"data", b"aad")[:-4]  # tag cut to 12
+    bad = sealed[:-1] + bytes([sealed[-1] ^ 0x80])
+    with pytest.raises(InvalidTag):
+        engine.run(AeadOp("aes-128-gcm", "decrypt", bytes(16), NONCE, bad, b"aad", 12))
