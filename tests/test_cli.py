@@ -113,6 +113,18 @@ def test_engine_lists_keep_commas_inside_kernel_template_driver_names():
     assert comma_list("a,,b") == ["a", "b"]
 
 
+def test_engine_lists_keep_the_options_of_specs_that_have_them_together():
+    from cryptoffload.tools.bench.cli import engine_list
+
+    text = "software,pkcs11:module=/m.so,token=t,pin-env=P,caam:model=t2080,seed=01,afalg"
+    assert engine_list(text) == [
+        "software",
+        "pkcs11:module=/m.so,token=t,pin-env=P",
+        "caam:model=t2080,seed=01",
+        "afalg",
+    ]
+
+
 # -- --engines LIST, as bench and sweep take it ------------------------------------------------
 
 
