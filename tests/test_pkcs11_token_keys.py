@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric import rsa as ref_rsa
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
-from cryptoffload import Policy, Provider, ec, rsa
+from cryptoffload import Policy, Provider, ec, rsa, tokenkeys
 from cryptoffload.aead import AESGCM
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.engines.pkcs11 import TokenAesKey, ck
@@ -84,7 +84,9 @@ def test_a_generated_ec_key_signs_and_agrees_and_its_public_half_is_an_ordinary_
     token_provider,
 ):
     engine = token_provider.engines[0]
-    key = engine.generate_key("ec", label=_label("ec"), curve="p256", provider=token_provider)
+    key = tokenkeys.generate_key(
+        engine, "ec", label=_label("ec"), curve="p256", provider=token_provider
+    )
     assert isinstance(key, ec.EllipticCurvePrivateKey) and key.curve.name == "secp256r1"
     public = key.public_key().to_cryptography()
     assert isinstance(public, ref_ec.EllipticCurvePublicKey)
@@ -105,10 +107,21 @@ def test_a_generated_ec_key_signs_and_agrees_and_its_public_half_is_an_ordinary_
     assert "secret" not in repr(key)
 
 
+def test_the_engine_gives_cryptographys_interfaces_that_the_api_takes_and_wraps(token_provider):
+    engine = token_provider.engines[0]
+    raw = engine.generate_key("ec", label=_label("ec"), curve="p384")
+    assert isinstance(raw, ref_ec.EllipticCurvePrivateKey)
+    with pytest.raises(DeviceKeyError):
+        raw.sign(b"m", ref_ec.ECDSA(hashes.SHA384()))  # never signs outside its engine
+    wrapped = ec.EllipticCurvePrivateKey(raw, provider=token_provider)
+    sig = wrapped.sign(b"m", ec.ECDSA(hashes.SHA384()))
+    raw.public_key().verify(sig, b"m", ref_ec.ECDSA(hashes.SHA384()))
+
+
 def test_a_generated_rsa_key_signs_and_decrypts_and_cannot_be_read(token_provider):
     engine = token_provider.engines[0]
     label = _label("rsa")
-    key = engine.generate_key("rsa", label=label, bits=2048, provider=token_provider)
+    key = tokenkeys.generate_key(engine, "rsa", label=label, bits=2048, provider=token_provider)
     assert isinstance(key, rsa.RSAPrivateKey) and key.key_size == 2048
     public = key.public_key().to_cryptography()
     assert isinstance(public, ref_rsa.RSAPublicKey)
@@ -121,7 +134,7 @@ def test_a_generated_rsa_key_signs_and_decrypts_and_cannot_be_read(token_provide
         key.decrypt(bytes(256), oaep)
     with pytest.raises(DeviceKeyError):
         key.private_numbers()
-    found = engine.key(label=label, provider=token_provider)
+    found = tokenkeys.key(engine, label=label, provider=token_provider)
     assert found.public_key() == key.public_key()
     snap = token_provider.counters.snapshot()
     assert snap[engine.name]["rsa-2048-private"]["ops"] >= 4

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import ec as ref_ec
 from cryptography.hazmat.primitives.asymmetric import padding
 from test_fork import in_child
 
-from cryptoffload import Policy, Provider, ec
+from cryptoffload import Policy, Provider, ec, tokenkeys
 from cryptoffload import hashes as co_hashes
 from cryptoffload.devicekey import DeviceKeyError
 
@@ -45,11 +45,14 @@ def test_the_tpm_claims_what_it_signs_with_its_own_keys_and_imports_nothing(tpm_
 
 def test_keys_made_on_the_tpm_sign_through_the_api_and_software_verifies(tpm_provider):
     engine = tpm_provider.engines[0]
-    key = engine.generate_key("ec", label=f"tpm-ec-{os.urandom(3).hex()}", provider=tpm_provider)
+    key = tokenkeys.generate_key(
+        engine, "ec", label=f"tpm-ec-{os.urandom(3).hex()}", provider=tpm_provider
+    )
     sig = key.sign(b"message", ec.ECDSA(hashes.SHA256()))
     key.public_key().to_cryptography().verify(sig, b"message", ref_ec.ECDSA(hashes.SHA256()))
-    rkey = engine.generate_key("rsa", label=f"tpm-rsa-{os.urandom(3).hex()}", bits=2048,
-                               provider=tpm_provider)  # fmt: skip
+    rkey = tokenkeys.generate_key(
+        engine, "rsa", label=f"tpm-rsa-{os.urandom(3).hex()}", bits=2048, provider=tpm_provider
+    )
     for pad in (padding.PKCS1v15(), padding.PSS(padding.MGF1(hashes.SHA256()), 32)):
         sig = rkey.sign(b"message", pad, hashes.SHA256())
         rkey.public_key().to_cryptography().verify(sig, b"message", pad, hashes.SHA256())

@@ -462,12 +462,12 @@ class Pkcs11Engine:
 
     # -- token keys ----------------------------------------------------------------------
 
-    def key(
-        self, *, label: str | None = None, id: bytes | None = None, provider: Any = None
-    ) -> Any:
-        """The key on the token with this label or id, as the API's key of its type: an AES
-        key (TokenAesKey, taken by AESGCM and the AES ciphers), or an EC or RSA private key
-        (``cryptoffload.ec``/``rsa`` key objects, on ``provider``). LookupError if none."""
+    def key(self, *, label: str | None = None, id: bytes | None = None) -> Any:
+        """The key on the token with this label or id: a TokenAesKey (AESGCM and the AES
+        ciphers take it like key bytes), or a TokenEcPrivateKey / TokenRsaPrivateKey
+        (`cryptography`'s interfaces, taken wherever this package takes a `cryptography` key;
+        ``cryptoffload.tokenkeys.key`` gives them as this package's key objects, whose
+        ``sign`` and ``decrypt`` run here). LookupError if there is none."""
         if (label is None) == (id is None):
             raise TypeError("give label=... or id=..., one of them")
         self._token.open()
@@ -492,10 +492,7 @@ class Pkcs11Engine:
                 if kind == ck.CKK_RSA:
                     n = int.from_bytes(module.attribute(s, handle, ck.CKA_MODULUS), "big")
                     e = int.from_bytes(module.attribute(s, handle, ck.CKA_PUBLIC_EXPONENT), "big")
-                    from cryptoffload.rsa import RSAPrivateKey
-
-                    pub = _rsa.RSAPublicNumbers(e, n).public_key()
-                    return RSAPrivateKey(TokenRsaPrivateKey(ref, pub), provider=provider)
+                    return TokenRsaPrivateKey(ref, _rsa.RSAPublicNumbers(e, n).public_key())
                 if kind == ck.CKK_EC:
                     public = find(self._token, ck.CKO_PUBLIC_KEY, label, id)
                     oid = module.attribute(s, public, ck.CKA_EC_PARAMS)
@@ -507,11 +504,7 @@ class Pkcs11Engine:
                     pub_ec = _ec.EllipticCurvePublicKey.from_encoded_point(
                         formats.CURVE_CLASS[curve](), point
                     )
-                    from cryptoffload.ec import EllipticCurvePrivateKey
-
-                    return EllipticCurvePrivateKey(
-                        TokenEcPrivateKey(ref, pub_ec), provider=provider
-                    )
+                    return TokenEcPrivateKey(ref, pub_ec)
                 raise LookupError(f"the private key {ref.where()} is of a type not offered")
         where = f"label={label!r}" if label is not None else f"id={bytes(id or b'').hex()}"
         raise LookupError(f"no private or AES key with {where} on token {self.spec.token!r}")
@@ -524,7 +517,6 @@ class Pkcs11Engine:
         id: bytes | None = None,
         bits: int | None = None,
         curve: str = "p256",
-        provider: Any = None,
     ) -> Any:
         """Make a key on the token that cannot be read out (CKA_SENSITIVE, not extractable):
         ``"aes"`` (bits 128/192/256, default 256), ``"ec"`` (curve p256/p384/p521) or
@@ -573,7 +565,7 @@ class Pkcs11Engine:
                 )
             else:
                 raise ValueError(f"kind must be 'aes', 'ec' or 'rsa', got {kind!r}")
-        return self.key(id=ident, provider=provider)
+        return self.key(id=ident)
 
     # -- lifetime ------------------------------------------------------------------------
 

@@ -101,14 +101,12 @@ def _signs_with_token_key(engine: Any, alg: str) -> None:
     digest = _DATA[:32]
     try:
         if alg.startswith("ecdsa-"):
-            key = engine.generate_key("ec", label=label, id=ident, curve=parts[1])
-            raw = key.to_cryptography()
+            raw = engine.generate_key("ec", label=label, id=ident, curve=parts[1])
             op = EcdsaOp(alg, "sign", raw, digest, hashes.SHA256(), deterministic=False)
             der = engine.run(op)
             raw.public_key().verify(der, digest, ec.ECDSA(_prehashed()))
         else:
-            key = engine.generate_key("rsa", label=label, id=ident, bits=int(parts[1]))
-            raw = key.to_cryptography()
+            raw = engine.generate_key("rsa", label=label, id=ident, bits=int(parts[1]))
             pad = padding.PKCS1v15()
             op = RsaOp(alg, "sign", raw, digest=digest, padding=pad, hash_alg=hashes.SHA256())
             raw.public_key().verify(engine.run(op), digest, pad, _prehashed())
