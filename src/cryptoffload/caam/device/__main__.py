@@ -1,0 +1,92 @@
+"""``python -m cryptoffload.caam.device``: run the CAAM model as a device over a shared file.
+
+    python -m cryptoffload.caam.device --part t2080 --memory FILE --irq FD|PATH
+        [--latency SECONDS] [--throughput BYTES_PER_S] [--pool SIZE] [--fault hang|noirq]
+
+FILE is made (sparse) when it does not exist. --irq FD: an inherited AF_UNIX SOCK_SEQPACKET
+socket; --irq PATH: a socket path the device listens on for one driver. The device runs until
+that socket closes, its parent changes, or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import ctypes.util
+import os
+import signal
+import socket
+import sys
+
+from cryptoffload.caam.device.layout import LAYOUTS, create, layout_for
+from cryptoffload.caam.device.loop import FAULTS, Device
+from cryptoffload.caam.device.timing import DEFAULT_LATENCY, DEFAULT_THROUGHPUT, Timing
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """SIGKILL when the parent exits (Linux prctl), where the C library has prctl."""
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _irq_socket(text: str) -> socket.socket:
+    if text.isdigit():
+        return socket.socket(fileno=int(text))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(text)
+    listener.listen(1)
+    conn, _ = listener.accept()
+    listener.close()
+    return conn
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cryptoffload.caam.device")
+    parser.add_argument("--part", required=True, choices=sorted(LAYOUTS))
+    parser.add_argument("--memory", required=True, help="the device file")
+    parser.add_argument("--irq", required=True, help="socket fd, or a socket path to listen on")
+    parser.add_argument("--latency", type=float, default=DEFAULT_LATENCY)
+    parser.add_argument("--throughput", type=float, default=DEFAULT_THROUGHPUT)
+    parser.add_argument("--pool", type=int, default=None, help="pool bytes (64 KiB multiple)")
+    parser.add_argument("--parent", type=int, default=None, help="exit when the parent changes")
+    parser.add_argument("--fault", action="append", default=[], choices=FAULTS)
+    args = parser.parse_args(argv)
+    if args.latency < 0 or args.throughput <= 0:
+        parser.error("--latency must be 0 or more and --throughput above 0")
+    _die_with_parent()
+    if args.parent is not None and os.getppid() != args.parent:
+        return 0  # the parent is already gone
+    layout = layout_for(args.part, args.pool) if args.pool else layout_for(args.part)
+    if not os.path.exists(args.memory):
+        create(args.memory, layout)
+    irq = _irq_socket(args.irq)
+    device = Device(
+        args.memory,
+        layout,
+        irq,
+        timing=Timing(args.latency, args.throughput),
+        faults=args.fault,
+        parent=args.parent,
+    )
+
+    def stop(signum: int, frame: object) -> None:
+        device.stop = True
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        device.serve()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        irq.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
