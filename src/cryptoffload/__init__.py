@@ -33,6 +33,7 @@ def uninstall() -> None:
 
     _uninstall()
 
+
 __all__ = [
     "CryptoffloadError",
     "EngineError",

@@ -279,9 +279,7 @@ class Sampled:
             return answers  # the provider reports the engine's miscount
         for i, (op, answer) in enumerate(zip(ops, answers, strict=True)):
             self._left -= 1
-            if self._left > 0 or (
-                isinstance(answer, BaseException) and not is_answer(op, answer)
-            ):
+            if self._left > 0 or (isinstance(answer, BaseException) and not is_answer(op, answer)):
                 continue
             self._left = self._gap()
             if isinstance(answer, BaseException):

@@ -463,8 +463,6 @@ class Lane:
         self.provider.watch.miss(name, "fault")
 
 
-
-
 def _sampled(provider: Provider, route: _Route, alg: str) -> Sampled:
     """``route``'s engine with one result in 1 / ``provider.cross_check`` redone in software; a
     mismatch disables the route (the engine for ``alg``), is counted and logged, and software

@@ -106,7 +106,8 @@ class PostedRegisterMap(RegisterMap):
                     self.gone = f"{self.name}: the device process exited"
                 elif now > deadline:
                     self.gone = f"{self.name}: the device did not answer in {self._timeout} s"
-            time.sleep(0 if spins < 1024 else 50e-6)
+            # Back off: a device busy with a job applies our writes after it, up to a few ms.
+            time.sleep(min(5e-4, 1e-5 * (spins >> 6)))
 
     def close(self) -> None:
         self.control.release()
