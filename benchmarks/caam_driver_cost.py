@@ -45,10 +45,10 @@ from typing import Any
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from cryptoffload.caam import regs
-from cryptoffload.caam.driver import Driver, Request
+from cryptoffload.caam.jr.driver import Driver, Request
+from cryptoffload.caam.jr.transport import ModelTransport
 from cryptoffload.caam.model.memory import Arena
 from cryptoffload.caam.model.parts import PARTS
-from cryptoffload.caam.transport import ModelTransport
 
 SIZES = (64, 1024, 16384)
 BATCH = 32

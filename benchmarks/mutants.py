@@ -273,7 +273,7 @@ MUTANTS = [
     # -- the driver --
     m(
         "driver-wipe",
-        "caam/inflight.py",
+        "caam/jr/inflight.py",
         "                    write(phys, zeros[:size])",
         "                    pass",
         "tests/test_secrets.py",

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cryptoffload.caam import regs
-from cryptoffload.caam.driver import Driver, Job
+from cryptoffload.caam.desc.words import from_bytes
+from cryptoffload.caam.jr.driver import Driver, Job
+from cryptoffload.caam.jr.transport import ModelTransport
 from cryptoffload.caam.model import CaamModel
-from cryptoffload.caam.transport import ModelTransport
-from cryptoffload.caam.words import from_bytes
 
 #: ctrl.c's success rule after masking the DECO's status with 0xF00000FF.
 DECO_OK = (0, 0x70000000)

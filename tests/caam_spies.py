@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cryptoffload.caam.transport import ModelTransport
+from cryptoffload.caam.jr.transport import ModelTransport
 
 
 def freed_contents(monkeypatch: pytest.MonkeyPatch, transport: ModelTransport) -> list[bytes]:

@@ -8,11 +8,11 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cryptoffload.caam.builder import DescriptorBuilder
-from cryptoffload.caam.driver import Driver
+from cryptoffload.caam.desc.builder import DescriptorBuilder
+from cryptoffload.caam.desc.words import to_bytes
+from cryptoffload.caam.jr.driver import Driver
+from cryptoffload.caam.jr.transport import ModelTransport
 from cryptoffload.caam.model import CaamModel
-from cryptoffload.caam.transport import ModelTransport
-from cryptoffload.caam.words import to_bytes
 
 # ---------------------------------------------------------------------- skcipher (§2.1)
 

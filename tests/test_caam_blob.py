@@ -7,13 +7,13 @@ from caam_linux import Ring, blob_desc, header, op_index, probe_rng, words_of
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from cryptoffload.caam import regs, status
-from cryptoffload.caam.builder import DescriptorBuilder
-from cryptoffload.caam.decoder import decode_operation
+from cryptoffload.caam.desc.builder import DescriptorBuilder
+from cryptoffload.caam.desc.decoder import decode_operation
+from cryptoffload.caam.jr.rngboot import RNG_INSTANTIATE_NO_SK
 from cryptoffload.caam.model import CaamModel
 from cryptoffload.caam.model.blob import OVERHEAD
 from cryptoffload.caam.model.keys import black_size
 from cryptoffload.caam.recipes.blob import wrap_key
-from cryptoffload.caam.rngboot import RNG_INSTANTIATE_NO_SK
 
 KEYMOD_16 = bytes(range(0x40, 0x50))
 KEYMOD_8 = b"8-byte!!"

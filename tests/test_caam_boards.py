@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from cryptoffload.caam import boards, regs
-from cryptoffload.caam.boards import (
+from cryptoffload.caam import regs
+from cryptoffload.caam.jr import boards
+from cryptoffload.caam.jr.boards import (
     BoardError,
     Paths,
     devmem_registers,
@@ -21,9 +22,9 @@ from cryptoffload.caam.boards import (
     udmabuf_pool,
     uio_registers,
 )
+from cryptoffload.caam.jr.transport import ModelTransport, Transport
 from cryptoffload.caam.model.memory import DmaError
 from cryptoffload.caam.model.parts import PARTS
-from cryptoffload.caam.transport import ModelTransport, Transport
 
 #: A 36-bit T-series CCSR, the SEC at CCSR + 0x300000.
 CCSR = 0xF_FE00_0000

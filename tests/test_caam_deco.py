@@ -15,13 +15,13 @@ from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
 from vectors.loaders import aes_vectors, ccm_vectors, gcm_vectors
 
 from cryptoffload.caam import regs, status
-from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.desc.builder import DescriptorBuilder
+from cryptoffload.caam.desc.words import to_bytes
 from cryptoffload.caam.model import CaamModel
 from cryptoffload.caam.model.deco import JobContext, JobResult, run_job
 from cryptoffload.caam.model.memory import DmaMemory
 from cryptoffload.caam.model.parts import PARTS
 from cryptoffload.caam.model.rng import Rng4
-from cryptoffload.caam.words import to_bytes
 from cryptoffload.modes import CFB, OFB
 
 HDR = 0xB0800000  # header: HDR_ONE; | start << 16 | length

@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from linux_descriptors import sg_entry, sg_table
 
 from cryptoffload.caam import status
-from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.desc.builder import DescriptorBuilder
+from cryptoffload.caam.desc.words import to_bytes
 from cryptoffload.caam.model.deco import JobContext, JobResult, run_job
 from cryptoffload.caam.model.math import FUNCTIONS, compute
 from cryptoffload.caam.model.memory import DmaMemory
 from cryptoffload.caam.model.parts import PARTS
 from cryptoffload.caam.model.rng import Rng4
-from cryptoffload.caam.words import to_bytes
 
 DECO = status.deco
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cryptoffload.caam import encoding as E
-from cryptoffload.caam.builder import DescriptorBuilder
-from cryptoffload.caam.decoder import decode
-from cryptoffload.caam.words import from_bytes, to_bytes
+from cryptoffload.caam.desc import encoding as E
+from cryptoffload.caam.desc.builder import DescriptorBuilder
+from cryptoffload.caam.desc.decoder import decode
+from cryptoffload.caam.desc.words import from_bytes, to_bytes
 
 P_KEY, P_IV, P_IN, P_OUT, P_AAD, P_TAG = 0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000
 N = 64  # message length in the recipes

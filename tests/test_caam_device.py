@@ -118,7 +118,7 @@ def test_posted_writes_are_applied_in_order_and_a_read_sees_them(device):
         transport.close()
 
 
-@pytest.mark.parametrize("device", [("t2080", {"throughput": 2e6})], indirect=True)
+@pytest.mark.parametrize("device", [("t2080", {"throughput": 2e5})], indirect=True)
 def test_a_short_job_started_after_a_long_one_completes_first(device):
     driver, transport = _driver(device)
     try:
@@ -126,9 +126,9 @@ def test_a_short_job_started_after_a_long_one_completes_first(device):
         short = aead.prepare_gcm(driver, KEY, NONCE, b"s", b"", encrypt=True)
         started = time.monotonic()
         first, second = driver.submit_many([long_job.request(), short.request()])
-        assert second.wait() == 0 and not first.done  # 40 kB at 2 MB/s: 20 ms on its DECO
+        assert second.wait() == 0 and not first.done  # 40 kB at 200 kB/s: 200 ms on its DECO
         assert first.wait() == 0
-        assert time.monotonic() - started >= 0.015
+        assert time.monotonic() - started >= 0.15
     finally:
         driver.close()
         transport.close()

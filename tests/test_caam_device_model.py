@@ -9,9 +9,9 @@ import time
 from cryptoffload.caam import regs
 from cryptoffload.caam.device.timing import Decos, Timing
 from cryptoffload.caam.driver import Driver
+from cryptoffload.caam.jr.transport import ModelTransport
 from cryptoffload.caam.model import CaamModel
 from cryptoffload.caam.recipes import hash as mdha
-from cryptoffload.caam.transport import ModelTransport
 
 JR0 = regs.jr_base(0)
 

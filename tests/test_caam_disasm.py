@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from cryptoffload.caam.builder import DescriptorBuilder
-from cryptoffload.caam.decoder import decode
-from cryptoffload.caam.disasm import disassemble_text, format_command, parse_words, to_json
+from cryptoffload.caam.desc.builder import DescriptorBuilder
+from cryptoffload.caam.desc.decoder import decode
+from cryptoffload.caam.desc.disasm import disassemble_text, format_command, parse_words, to_json
 from cryptoffload.tools.cli import main
 
 GCM_DEC = (

@@ -21,12 +21,12 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
 
 from cryptoffload.caam import regs, status
-from cryptoffload.caam.driver import CaamError, CaamUnavailable, Driver
+from cryptoffload.caam.jr.driver import CaamError, CaamUnavailable, Driver
+from cryptoffload.caam.jr.transport import ModelTransport
 from cryptoffload.caam.model import CaamModel
 from cryptoffload.caam.recipes import aead, cipher, pk, rng
 from cryptoffload.caam.recipes import hash as mdha
 from cryptoffload.caam.recipes.base import execute
-from cryptoffload.caam.transport import ModelTransport
 
 PARTS = ["t2080", "t1040", "imx7d"]
 SETUPS = [(p, False) for p in PARTS] + [("t2080", True)]

@@ -40,8 +40,8 @@ from cryptoffload import Policy, Provider, dh, ec, hashes, hmac, modes, rsa
 from cryptoffload import engines as registry
 from cryptoffload.aead import AESGCM
 from cryptoffload.caam import regs, status
+from cryptoffload.caam.jr.transport import ModelTransport
 from cryptoffload.caam.model import CaamModel
-from cryptoffload.caam.transport import ModelTransport
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.drbg import Drbg
 from cryptoffload.engines.caam import CaamEngine
@@ -214,7 +214,7 @@ def test_a_part_without_the_sec_is_unavailable_and_no_register_is_read(monkeypat
 def test_a_board_spec_reaches_the_board_transport_and_its_failure_is_a_reason(monkeypatch):
     """The board form's options as boards.open_board takes them; what it cannot open (here a
     stand-in that refuses) makes the engine unavailable with that reason, the probe not raising."""
-    from cryptoffload.caam import boards
+    from cryptoffload.caam.jr import boards
 
     asked: list[dict[str, Any]] = []
 
@@ -271,7 +271,7 @@ DEVICE_TREES = {
 def test_the_base_comes_from_the_device_tree_through_the_buses_ranges(
     monkeypatch, tmp_path, tree, base
 ):
-    from cryptoffload.caam import boards
+    from cryptoffload.caam.jr import boards
     from cryptoffload.engines import caam as caam_engine
 
     nodes = DEVICE_TREES["imx7d" if tree == "no-ranges" else tree]

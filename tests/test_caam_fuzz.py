@@ -11,9 +11,9 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cryptoffload.caam import encoding as E
 from cryptoffload.caam import regs
-from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.desc import encoding as E
+from cryptoffload.caam.desc.builder import DescriptorBuilder
 from cryptoffload.caam.model import CaamModel, core
 
 BUFFERS = 4

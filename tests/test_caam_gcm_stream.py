@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cryptoffload.caam import status
-from cryptoffload.caam.driver import Driver
+from cryptoffload.caam.jr.driver import Driver
+from cryptoffload.caam.jr.transport import ModelTransport
 from cryptoffload.caam.model import CaamModel
 from cryptoffload.caam.recipes import gcm_stream
 from cryptoffload.caam.recipes.base import CaamError, IcvError, execute
-from cryptoffload.caam.transport import ModelTransport
 from cryptoffload.errors import Unavailable
 
 SETUPS = [("t2080", False), ("imx7d", False), ("t2080", True)]

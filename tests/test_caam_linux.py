@@ -31,8 +31,8 @@ from linux_descriptors import (
 )
 
 from cryptoffload.caam import status
-from cryptoffload.caam.decoder import decode
-from cryptoffload.caam.disasm import disassemble_text
+from cryptoffload.caam.desc.decoder import decode
+from cryptoffload.caam.desc.disasm import disassemble_text
 
 K = 0xEEEEEEEE  # stands for a key word in the listings
 P = 0xDDDDDDDD  # stands for a bus address

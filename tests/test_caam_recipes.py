@@ -19,14 +19,14 @@ from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
 from cryptoffload.blocks import ffdhe
 from cryptoffload.blocks.curves import CURVES
 from cryptoffload.caam import status
-from cryptoffload.caam.decoder import decode
-from cryptoffload.caam.driver import Driver, Job, Request
+from cryptoffload.caam.desc.decoder import decode
+from cryptoffload.caam.desc.words import from_bytes
+from cryptoffload.caam.jr.driver import Driver, Job, Request
+from cryptoffload.caam.jr.transport import ModelTransport
 from cryptoffload.caam.model import CaamModel
 from cryptoffload.caam.recipes import aead, blob, cipher, pk, rng
 from cryptoffload.caam.recipes import hash as mdha
 from cryptoffload.caam.recipes.base import CaamError, IcvError, Prepared, Region, execute_many
-from cryptoffload.caam.transport import ModelTransport
-from cryptoffload.caam.words import from_bytes
 from cryptoffload.errors import Unavailable
 from cryptoffload.modes import CFB, OFB
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cryptoffload.caam import regs, status
-from cryptoffload.caam.driver import (
+from cryptoffload.caam.jr.driver import (
     RNG_ENTROPY_DELAYS,
     RNG_INSTANTIATE,
     RNG_INSTANTIATE_NO_SK,
@@ -25,8 +25,8 @@ from cryptoffload.caam.driver import (
     RingTimeout,
     check,
 )
-from cryptoffload.caam.jobs import FLUSHED
-from cryptoffload.caam.transport import ModelTransport
+from cryptoffload.caam.jr.jobs import FLUSHED
+from cryptoffload.caam.jr.transport import ModelTransport
 
 RING0 = regs.jr_base(0)
 

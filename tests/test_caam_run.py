@@ -15,8 +15,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from vectors.loaders import gcm_vectors
 
-from cryptoffload.caam import sgtable, status
-from cryptoffload.caam.workbench import (
+from cryptoffload.caam import status
+from cryptoffload.caam.desc import sgtable
+from cryptoffload.caam.tools.workbench import (
     Buffer,
     Ref,
     WorkbenchError,

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cryptoffload.caam import regs
+from cryptoffload.caam.jr.transport import ModelTransport, Transport
 from cryptoffload.caam.model.core import CaamModel, SecAbsent
 from cryptoffload.caam.model.memory import GUARD, Arena, DmaError, DmaMemory
-from cryptoffload.caam.transport import ModelTransport, Transport
 
 # ModelTransport ----------------------------------------------------------------------------
 

@@ -7,9 +7,9 @@ import contextlib
 import logging
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cryptoffload.counters import FOLD_AT, Cell
 from cryptoffload.crosscheck import Check, Sampled
@@ -20,11 +20,27 @@ from cryptoffload.ops import CHECK_FAILURES, Op, is_answer
 from cryptoffload.validate import validate_op
 
 if TYPE_CHECKING:
-    from cryptoffload.provider import Provider
+    from cryptoffload.counters import Counters
+    from cryptoffload.engines.base import Capabilities
+    from cryptoffload.policy import Policy
 
 log = logging.getLogger("cryptoffload")
 
 SOFTWARE = "software"
+
+
+class Provider(Protocol):
+    """What a lane reads of its provider (:class:`cryptoffload.provider.Provider` is the one)."""
+
+    policy: Policy
+    counters: Counters
+    capabilities: dict[str, Capabilities]
+    cross_check: float
+    watch: FallbackWatch
+    software: Engine
+    _routed: tuple[Engine, ...]
+
+    def lane(self, alg: str) -> Lane: ...
 
 
 class FallbackWatch:
@@ -532,10 +548,19 @@ def unbound_lane(alg: str) -> Any:
 
 
 # -- which provider is in force -----------------------------------------------------------------
+# The state lives here, where the hottest path reads it (Lane.in_force); the functions that
+# build or check a Provider are cryptoffload.provider's, which installs the builder below.
 
 _current: ContextVar[Provider | None] = ContextVar("cryptoffload_provider", default=None)
 _default: Provider | None = None
 _default_lock = threading.Lock()
+_build_default: Callable[[], Provider] | None = None
+
+
+def install_default_builder(build: Callable[[], Provider]) -> None:
+    """Set how the process-wide provider is built on first use (cryptoffload.provider does)."""
+    global _build_default
+    _build_default = build
 
 
 def default_provider() -> Provider:
@@ -546,40 +571,17 @@ def default_provider() -> Provider:
         with _default_lock:
             provider = _default
             if provider is None:
-                from cryptoffload import engines
-                from cryptoffload.policy import Policy
-                from cryptoffload.provider import Provider
-
-                provider = _default = Provider(engines.discover(), Policy.from_env())
+                if _build_default is None:
+                    raise RuntimeError("no provider builder installed: import cryptoffload first")
+                provider = _default = _build_default()
     return provider
 
 
-def set_default_provider(provider: Provider | None) -> None:
-    """Replace the process-wide provider (None: build it again from the machine on next use)."""
+def replace_default(provider: Provider | None) -> None:
+    """Make ``provider`` the process-wide one (None: build it again on next use); unchecked."""
     global _default
-    from cryptoffload.provider import Provider
-
-    if provider is not None and not isinstance(provider, Provider):
-        raise TypeError(f"expected a Provider or None, got {type(provider).__name__}")
     with _default_lock:
         _default = provider
-
-
-def checked_provider(provider: Any) -> Provider | None:
-    """``provider`` as a primitive or key was given it: None or a Provider, else TypeError.
-
-    Constructors call it once, so that a wrong value is refused where it is given rather than
-    at the first operation (:func:`resolve` and :meth:`Lane.in_force`, on every operation, do
-    not check)."""
-    if provider is None:
-        return None
-    from cryptoffload.provider import Provider
-
-    if not isinstance(provider, Provider):
-        raise TypeError(
-            f"provider must be a cryptoffload Provider or None, got {type(provider).__name__}"
-        )
-    return provider
 
 
 def resolve(provider: Provider | None = None) -> Provider:
@@ -594,12 +596,8 @@ def current() -> Provider:
 
 
 @contextlib.contextmanager
-def using(provider: Provider) -> Iterator[Provider]:
-    """Run a block (and the tasks it starts) with ``provider`` in force; context-local."""
-    from cryptoffload.provider import Provider
-
-    if not isinstance(provider, Provider):
-        raise TypeError(f"using() takes a Provider, got {type(provider).__name__}")
+def in_force_within(provider: Provider) -> Iterator[Provider]:
+    """Run a block with ``provider`` in force (context-local); unchecked: ``using`` checks."""
     token = _current.set(provider)
     try:
         yield provider

@@ -5,8 +5,9 @@ Which provider is in force, and how one algorithm's operations go through it, ar
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from cryptoffload import engines as _engines
@@ -17,13 +18,13 @@ from cryptoffload.lane import (
     SOFTWARE,
     FallbackWatch,
     Lane,
-    checked_provider,
     current,
     default_provider,
+    in_force_within,
+    install_default_builder,
+    replace_default,
     resolve,
-    set_default_provider,
     unbound_lane,
-    using,
 )
 from cryptoffload.ops import Op
 from cryptoffload.policy import Policy
@@ -168,6 +169,47 @@ def _probe(engine: Any) -> Capabilities:
         min_size=dict(getattr(caps, "min_size", {}) or {}),
         detail=dict(getattr(caps, "detail", {}) or {}),
     )
+
+
+# -- which provider is in force (the state is cryptoffload.lane's) -----------------------------
+
+
+def _build_default() -> Provider:
+    return Provider(_engines.discover(), Policy.from_env())
+
+
+install_default_builder(_build_default)
+
+
+def set_default_provider(provider: Provider | None) -> None:
+    """Replace the process-wide provider (None: build it again from the machine on next use)."""
+    if provider is not None and not isinstance(provider, Provider):
+        raise TypeError(f"expected a Provider or None, got {type(provider).__name__}")
+    replace_default(provider)
+
+
+def checked_provider(provider: Any) -> Provider | None:
+    """``provider`` as a primitive or key was given it: None or a Provider, else TypeError.
+
+    Constructors call it once, so that a wrong value is refused where it is given rather than
+    at the first operation (:func:`resolve` and :meth:`Lane.in_force`, on every operation, do
+    not check)."""
+    if provider is None:
+        return None
+    if not isinstance(provider, Provider):
+        raise TypeError(
+            f"provider must be a cryptoffload Provider or None, got {type(provider).__name__}"
+        )
+    return provider
+
+
+@contextlib.contextmanager
+def using(provider: Provider) -> Iterator[Provider]:
+    """Run a block (and the tasks it starts) with ``provider`` in force; context-local."""
+    if not isinstance(provider, Provider):
+        raise TypeError(f"using() takes a Provider, got {type(provider).__name__}")
+    with in_force_within(provider):
+        yield provider
 
 
 __all__ = [

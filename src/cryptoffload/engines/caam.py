@@ -80,9 +80,9 @@ class CaamEngine:
         releases what the first opened (a device process, a ring) before opening again."""
         if self._driver is not None or self._transport is not None:
             self.close()
-        from cryptoffload.caam.boards import BoardError
-        from cryptoffload.caam.driver import Driver
-        from cryptoffload.caam.jobs import CaamError, CaamUnavailable
+        from cryptoffload.caam.jr.boards import BoardError
+        from cryptoffload.caam.jr.driver import Driver
+        from cryptoffload.caam.jr.jobs import CaamError, CaamUnavailable
 
         try:
             transport = self._open_transport()
@@ -472,7 +472,7 @@ def _prepare(engine: CaamEngine, driver: Any, op: Op) -> tuple[Any, Callable[[An
 
 def _mapped(call: Callable[[], Any]) -> Any:
     """``call()``, with the driver's errors turned into the engine protocol's outcomes."""
-    from cryptoffload.caam.jobs import CaamUnavailable, DeviceLost, RingFull
+    from cryptoffload.caam.jr.jobs import CaamUnavailable, DeviceLost, RingFull
     from cryptoffload.caam.recipes.base import IcvError
 
     try:
@@ -557,7 +557,7 @@ def from_spec(arg: str) -> CaamEngine:
             raise BadEngineSpec(f"caam: unknown model part {part!r}; parts: {', '.join(PARTS)}")
 
         def open_model() -> Any:
-            from cryptoffload.caam.transport import ModelTransport
+            from cryptoffload.caam.jr.transport import ModelTransport
 
             return ModelTransport.for_part(part, seed=seed)
 
@@ -720,8 +720,8 @@ def _pool_size(pool: str, text: str) -> int:
 def _open_board(kwargs: dict[str, Any]) -> Any:
     """The transport of this machine's block: from the options, else from the device tree;
     with a UIO device, its interrupt as ``transport.irq``."""
-    from cryptoffload.caam import boards
-    from cryptoffload.caam.irq import Irq
+    from cryptoffload.caam.jr import boards
+    from cryptoffload.caam.jr.irq import Irq
 
     if "base" not in kwargs and "uio" not in kwargs:
         kwargs["base"] = int(_device_tree_base(), 0)

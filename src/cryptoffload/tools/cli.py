@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cryptoffload import __version__
-from cryptoffload.caam.cli import add_parser as add_caam_parser
+from cryptoffload.caam.tools.cli import add_parser as add_caam_parser
 from cryptoffload.errors import EngineError
 from cryptoffload.provider import Provider, default_provider
 from cryptoffload.tools.bench.cli import add_parsers as add_bench_parsers

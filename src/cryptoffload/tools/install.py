@@ -13,9 +13,8 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from cryptoffload.lane import current, set_default_provider
 from cryptoffload.policy import Policy
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, current, set_default_provider
 from cryptoffload.tools.redirect import HOOK
 
 #: The variable a child process reads at start-up (JSON: engines, policy, only, counters, run).

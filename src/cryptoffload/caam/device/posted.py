@@ -15,9 +15,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from cryptoffload.caam.boards import RegisterMap, _Mapping
 from cryptoffload.caam.device.layout import QUEUE_RECORDS, Control
-from cryptoffload.caam.jobs import DeviceLost
+from cryptoffload.caam.jr.boards import RegisterMap, _Mapping
+from cryptoffload.caam.jr.jobs import DeviceLost
 
 __all__ = ["DeviceGone", "PostedRegisterMap"]
 

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import cryptoffload
-from cryptoffload.caam.boards import BoardTransport, Paths, _Mapping, reserved_pool
 from cryptoffload.caam.device.layout import CONTROL_SIZE, Control, Layout, create, layout_for
 from cryptoffload.caam.device.posted import DeviceGone, PostedRegisterMap
 from cryptoffload.caam.device.timing import DEFAULT_TIMING, Timing
-from cryptoffload.caam.irq import Irq
+from cryptoffload.caam.jr.boards import BoardTransport, Paths, _Mapping, reserved_pool
+from cryptoffload.caam.jr.irq import Irq
 from cryptoffload.caam.model.parts import PARTS
 
 __all__ = ["DeviceProcess", "DeviceTransport"]

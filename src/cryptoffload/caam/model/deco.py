@@ -45,9 +45,9 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cryptoffload.caam import encoding as E
 from cryptoffload.caam import status
-from cryptoffload.caam.decoder import PAST_LENGTH, Command, decode_at
+from cryptoffload.caam.desc import encoding as E
+from cryptoffload.caam.desc.decoder import PAST_LENGTH, Command, decode_at
 from cryptoffload.caam.model.dma import DECO_WATCHDOG, JobStop
 from cryptoffload.caam.model.job import (
     DECO_INVALID_COMMAND,
@@ -57,7 +57,7 @@ from cryptoffload.caam.model.job import (
     JobContext,
     fail,
 )
-from cryptoffload.caam.model.math import run_math
+from cryptoffload.caam.model.mathcmd import run_math
 from cryptoffload.caam.model.memory import DmaError
 from cryptoffload.caam.model.move import run_move
 from cryptoffload.caam.model.operations import OperationCommands

@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cryptoffload.caam import encoding as E
 from cryptoffload.caam import status
+from cryptoffload.caam.desc import encoding as E
+from cryptoffload.caam.desc.words import Command
 from cryptoffload.caam.model.cha import AesUnit, ChaError, MdUnit
 from cryptoffload.caam.model.dma import Extent, JobBus, JobStop, OutputFifo
 from cryptoffload.caam.model.keys import KeyFault, black_size, load_black_key, store_black_key
@@ -32,7 +33,6 @@ from cryptoffload.caam.model.memory import DmaMemory
 from cryptoffload.caam.model.pkha import PkhaRegisters
 from cryptoffload.caam.model.rng import Rng4
 from cryptoffload.caam.model.sequences import Sequence, table_extents
-from cryptoffload.caam.words import Command
 
 if TYPE_CHECKING:
     from cryptoffload.caam.model.parts import Part

@@ -27,19 +27,11 @@ Semantics (notes §3.3; the choices where no public source says are marked):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from cryptoffload.caam import encoding as E
-from cryptoffload.caam import status
-from cryptoffload.caam.model.dma import JobStop
-from cryptoffload.caam.words import Command
+from cryptoffload.caam.desc import encoding as E
 
-if TYPE_CHECKING:
-    from cryptoffload.caam.model.job import JobState
+__all__ = ["FUNCTIONS", "Flags", "MathRegisters", "compute"]
 
-__all__ = ["FUNCTIONS", "Flags", "MathRegisters", "compute", "run_math"]
-
-DECO_INVALID_MATH = 0x0E
 REGISTERS = 4
 REGISTER_BYTES = E.MATH_REGISTER_BYTES
 LENGTH_MASK = 0xFFFF_FFFF
@@ -129,58 +121,3 @@ class MathRegisters:
             chunk = area[i * REGISTER_BYTES : (i + 1) * REGISTER_BYTES]
             self.regs[i] = int.from_bytes(chunk, "big")
         return True
-
-
-def run_math(state: JobState, c: Command) -> None:
-    """Execute one MATH command on the job's registers."""
-    f = c.fields
-    length = f["length"]
-    function = f["function_name"]
-    if length not in E.MATH_LENGTHS or function == "unknown":
-        raise _invalid(c)
-    a = _source(state, c, f["src0_name"], f.get("src0_imm"))
-    b = _source(state, c, f["src1_name"], f.get("src1_imm"))
-    result, flags = compute(function, a, b, length, state.math.flags.c)
-    _destination(state, c, f["dest_name"], result)
-    if not f["nfu"]:
-        state.math.flags = flags
-
-
-def _source(state: JobState, c: Command, name: str, imm: int | None) -> int:
-    if name.startswith("MATH"):
-        return state.math.regs[int(name[4])]
-    values = {
-        "IMM": imm,
-        "DPOVRD": state.dpovrd,
-        "SEQINLEN": state.seq_in.remaining,
-        "SEQOUTLEN": state.seq_out.remaining,
-        "VARSEQINLEN": state.vsil,
-        "VARSEQOUTLEN": state.vsol,
-        "ZERO": 0,
-        "ONE": 1,
-    }
-    value = values.get(name)
-    if value is None:  # INFIFO, OUTFIFO, JOBSRC, unknown codes
-        raise _invalid(c)
-    return value
-
-
-def _destination(state: JobState, c: Command, name: str, value: int) -> None:
-    if name.startswith("MATH"):
-        state.math.regs[int(name[4])] = value
-    elif name == "DPOVRD":
-        state.dpovrd = value & LENGTH_MASK
-    elif name == "SEQINLEN":
-        state.seq_in.set_remaining(value & LENGTH_MASK)
-    elif name == "SEQOUTLEN":
-        state.seq_out.set_remaining(value & LENGTH_MASK)
-    elif name == "VARSEQINLEN":
-        state.vsil = value & LENGTH_MASK
-    elif name == "VARSEQOUTLEN":
-        state.vsol = value & LENGTH_MASK
-    elif name != "NONE":
-        raise _invalid(c)
-
-
-def _invalid(c: Command) -> JobStop:
-    return JobStop(status.deco(DECO_INVALID_MATH, c.index))

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cryptoffload.caam import status
+from cryptoffload.caam.desc.words import Command
 from cryptoffload.caam.model.cha import ChaError
 from cryptoffload.caam.model.dma import DECO_WATCHDOG, JobStop
-from cryptoffload.caam.words import Command
 
 if TYPE_CHECKING:
     from cryptoffload.caam.model.job import JobState

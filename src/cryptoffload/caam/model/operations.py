@@ -27,14 +27,14 @@ Choices where the public sources stop (each gives the status a driver would see)
 
 from __future__ import annotations
 
-from cryptoffload.caam import encoding as E
 from cryptoffload.caam import status
+from cryptoffload.caam.desc import encoding as E
+from cryptoffload.caam.desc.words import Command
 from cryptoffload.caam.model.blob import PROTID_BLOB, SequenceWindow, run_blob
 from cryptoffload.caam.model.cha import AesUnit, ChaError, MdUnit
 from cryptoffload.caam.model.dma import JobStop
 from cryptoffload.caam.model.job import DECO_INVALID_OPERATION, JobState, fail
 from cryptoffload.caam.model.pkha import ProtocolContext, run_pkha, run_protocol
-from cryptoffload.caam.words import Command
 
 __all__ = ["OperationCommands"]
 

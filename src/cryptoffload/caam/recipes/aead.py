@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Sequence
 
-from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.desc.builder import DescriptorBuilder
 from cryptoffload.caam.recipes.base import (
     AesKey,
     Buffers,

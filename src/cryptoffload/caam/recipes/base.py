@@ -8,9 +8,10 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-from cryptoffload.caam import sgtable, status
-from cryptoffload.caam.builder import DescriptorBuilder
-from cryptoffload.caam.jobs import CaamError, Job, Out, Request
+from cryptoffload.caam import status
+from cryptoffload.caam.desc import sgtable
+from cryptoffload.caam.desc.builder import DescriptorBuilder
+from cryptoffload.caam.jr.jobs import CaamError, Job, Out, Request
 
 __all__ = [
     "AesKey",

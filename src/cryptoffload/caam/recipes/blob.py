@@ -4,7 +4,7 @@ software ever holding the key again."""
 
 from __future__ import annotations
 
-from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.desc.builder import DescriptorBuilder
 from cryptoffload.caam.recipes.base import (
     BlackKey,
     Buffers,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from cryptoffload.caam.builder import DescriptorBuilder
-from cryptoffload.caam.jobs import Out
+from cryptoffload.caam.desc.builder import DescriptorBuilder
+from cryptoffload.caam.jr.jobs import Out
 from cryptoffload.caam.recipes.base import (
     AesKey,
     Buffers,

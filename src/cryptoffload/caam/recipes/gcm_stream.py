@@ -13,7 +13,7 @@ out = message ‖ [context (64, INIT/UPDATE) or tag (16, encrypt FINALIZE/INITFI
 
 from __future__ import annotations
 
-from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.desc.builder import DescriptorBuilder
 from cryptoffload.caam.recipes.base import (
     AesKey,
     Buffers,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.desc.builder import DescriptorBuilder
 from cryptoffload.caam.recipes.base import (
     Buffers,
     DriverLike,

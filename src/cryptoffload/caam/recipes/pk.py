@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from cryptoffload.blocks.curves import CURVES, Curve
 from cryptoffload.caam import status
-from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.desc.builder import DescriptorBuilder
 from cryptoffload.caam.recipes.base import Buffers, DriverLike, Prepared, check, execute
 from cryptoffload.errors import Unavailable
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.desc.builder import DescriptorBuilder
 from cryptoffload.caam.recipes.base import (
     Buffers,
     DriverLike,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 
-from cryptoffload.caam.builder import DescriptorBuilder
+from cryptoffload.caam.desc.builder import DescriptorBuilder
 from cryptoffload.caam.recipes.base import DriverLike
 
 __all__ = ["JobTemplate", "job_header", "seq_flags", "seq_job", "shared", "template"]

@@ -7,10 +7,11 @@ import json
 import sys
 from typing import Any
 
-from cryptoffload.caam import disasm, sgtable, workbench
-from cryptoffload.caam import encoding as E
-from cryptoffload.caam.decoder import decode
+from cryptoffload.caam.desc import disasm, sgtable
+from cryptoffload.caam.desc import encoding as E
+from cryptoffload.caam.desc.decoder import decode
 from cryptoffload.caam.model.parts import PARTS
+from cryptoffload.caam.tools import workbench
 
 #: A descriptor word's command field, bits 31:27.
 CMD_MASK = 0xF800_0000

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from cryptoffload.caam import encoding as E
+from cryptoffload.caam.desc import encoding as E
 
 __all__ = ["aai_name", "decode_operation", "parse_pdb"]
 

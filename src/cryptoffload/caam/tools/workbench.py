@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cryptoffload.caam import sgtable
-from cryptoffload.caam.driver import RNG_INSTANTIATE, CaamError, CaamUnavailable, Driver
+from cryptoffload.caam.desc import sgtable
+from cryptoffload.caam.desc.words import to_bytes
+from cryptoffload.caam.jr.driver import RNG_INSTANTIATE, CaamError, CaamUnavailable, Driver
+from cryptoffload.caam.jr.transport import ModelTransport
 from cryptoffload.caam.status import Status
-from cryptoffload.caam.transport import ModelTransport
-from cryptoffload.caam.words import to_bytes
 
 __all__ = [
     "RNG_INSTANTIATE",

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cryptoffload.caam.words import check_byteorder
+from cryptoffload.caam.desc.words import check_byteorder
 
 __all__ = [
     "ENTRY_SIZE",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from cryptoffload.caam import encoding as E
-from cryptoffload.caam.decoder import Command, decode
+from cryptoffload.caam.desc import encoding as E
+from cryptoffload.caam.desc.decoder import Command, decode
 
 #: Code fields shown together with the name that explains them: ``type=MSG(0x12)``.
 _NAMED = {

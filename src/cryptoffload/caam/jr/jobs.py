@@ -7,13 +7,10 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Sequence
 from itertools import repeat, starmap
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 from cryptoffload.caam import status
 from cryptoffload.caam.status import Status
-
-if TYPE_CHECKING:
-    from cryptoffload.caam.driver import Driver
 
 __all__ = [
     "FLUSHED",
@@ -77,6 +74,12 @@ class Request(NamedTuple):
     collect: Sequence[tuple[int, Out]] = ()
 
 
+class Waiter(Protocol):
+    """What a job needs of its driver: a wait for the job's completion (the driver's lock held)."""
+
+    def _wait(self, job: Job, timeout: float | None) -> None: ...
+
+
 class Job:
     """A submitted job; ``wait()`` gives its status word once the driver has reaped it.
 
@@ -87,7 +90,7 @@ class Job:
     __slots__ = ("collect", "desc", "driver", "error", "outputs", "owned", "shared", "status")
 
     def __init__(
-        self, driver: Driver, owned: Sequence[int] = (), collect: Sequence[tuple[int, Out]] = ()
+        self, driver: Waiter, owned: Sequence[int] = (), collect: Sequence[tuple[int, Out]] = ()
     ) -> None:
         self.driver = driver
         self.owned = owned

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from cryptoffload.caam import regs
-from cryptoffload.caam.jobs import FLUSHED, CaamError
-
-if TYPE_CHECKING:
-    from cryptoffload.caam.driver import Driver
+from cryptoffload.caam.jr.jobs import FLUSHED, CaamError
 
 __all__ = [
     "ENTROPY_DELAYS",
@@ -18,6 +16,16 @@ __all__ = [
     "ensure",
     "kick_trng",
 ]
+
+
+class Ring(Protocol):
+    """What the bring-up needs of the driver: its name, its transport's registers, a job run."""
+
+    name: str
+    transport: Any
+
+    def run(self, words: Sequence[int], **kwargs: Any) -> int: ...
+
 
 #: The brief's RNG4 instantiate recipe for state handle 0, secure keys included.
 RNG_INSTANTIATE = (
@@ -36,7 +44,7 @@ ENTROPY_DELAYS = (3200, 6400, 12800)
 SAMPLE_SIZE = 512
 
 
-def ensure(driver: Driver) -> bool:
+def ensure(driver: Ring) -> bool:
     """Instantiate state handle 0 unless RDSTA says it is: the recipe through the ring, then,
     while RDSTA still says no, the TRNG reprogrammed with a longer entropy delay and the recipe
     again. True when this call instantiated it; CaamError (the last status) when no try did."""
@@ -60,7 +68,7 @@ def ensure(driver: Driver) -> bool:
     )
 
 
-def kick_trng(driver: Driver, ent_delay: int) -> None:
+def kick_trng(driver: Ring, ent_delay: int) -> None:
     """Program mode; entropy delay and sample size (RTSDCTL); frequency limits; run mode."""
     read, write = driver.transport.read32, driver.transport.write32
     write(regs.RTMCTL, read(regs.RTMCTL) | regs.RTMCTL_PRGM | regs.RTMCTL_ACC)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Self
 
-from cryptoffload.caam import encoding as E
-from cryptoffload.caam.fieldcodes import flag_bits, in_range, lookup
+from cryptoffload.caam.desc import encoding as E
+from cryptoffload.caam.desc.fieldcodes import flag_bits, in_range, lookup
 
 __all__ = ["FlowCommands"]
 

@@ -9,7 +9,7 @@ import os
 import select
 import struct
 
-from cryptoffload.caam.jobs import DeviceLost
+from cryptoffload.caam.jr.jobs import DeviceLost
 
 __all__ = ["Irq", "IrqGone"]
 

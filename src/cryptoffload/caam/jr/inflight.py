@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from cryptoffload.caam import regs
-from cryptoffload.caam.encoding import HDR_SHARED
-from cryptoffload.caam.jobs import (
+from cryptoffload.caam.desc.encoding import HDR_SHARED
+from cryptoffload.caam.jr.jobs import (
     FLUSHED,
     CaamError,
     CaamUnavailable,
@@ -21,7 +21,7 @@ from cryptoffload.caam.jobs import (
     SharedCache,
     Tally,
 )
-from cryptoffload.caam.ring import DESC_BYTES, JobRing, RingStuck
+from cryptoffload.caam.jr.ring import DESC_BYTES, JobRing, RingStuck
 
 __all__ = ["RING_ERRORS", "InFlight"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cryptoffload.caam import encoding as E
+from cryptoffload.caam.desc import encoding as E
 
 __all__ = ["aai_value", "bit24", "flag_bits", "in_range", "lookup", "names_of"]
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cryptoffload.caam import encoding as E
+from cryptoffload.caam.desc import encoding as E
 
 __all__ = ["Command", "check_byteorder", "check_word", "from_bytes", "to_bytes"]
 

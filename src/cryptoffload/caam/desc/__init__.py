@@ -1,0 +1,1 @@
+"""The CAAM descriptor language: words, encoding, builder, decoder, disassembler, S/G tables."""

@@ -1,0 +1,1 @@
+"""The CAAM command-line tools: ``cryptoffload caam`` and its descriptor workbench."""
