@@ -1,8 +1,9 @@
 """The CAAM driver against the model as a device process timed as a T2080, side by side.
 
 Part 1 (AES-128-GCM encrypt at 1,408 B and 16 KiB): modes single (one job, then wait), batch
-(``--batch`` jobs through ``submit_many``) and 2xN (two threads, each with half as many jobs
-per ``submit_many``: one prepares while the other's jobs run), each with ``complete=poll`` and
+(``--batch`` jobs through ``submit_many``), 2xN (two threads, each with half as many jobs per
+``submit_many``: one prepares while the other's jobs run) and pipeN (batches kept two deep on
+the ring: the next goes on before the last is collected), each with ``complete=poll`` and
 ``complete=irq``, on two device processes started in this run, measured in interleaved rounds
 (``--rounds``, each mode for ``--time`` seconds; the best round is kept). Per row:
   ops/s, MiB/s       measured: what the caller got (payload bytes)
@@ -102,6 +103,27 @@ def gcm_batch(driver: Driver, size: int, n: int, batch: int = 32) -> int:
     return done
 
 
+def gcm_pipelined(driver: Driver, size: int, n: int, batch: int = 32) -> int:
+    """Batches of ``batch`` kept two deep: the next batch goes on the ring before the previous
+    one is collected, so the device never waits for the caller between batches."""
+    data = bytes(size)
+    done = 0
+    pending: tuple[list[Any], list[Any]] | None = None
+    while done < n or pending is not None:
+        nxt = None
+        if done < n:
+            jobs = [
+                aead.prepare_gcm(driver, KEY, NONCE, data, b"", encrypt=True) for _ in range(batch)
+            ]
+            nxt = (jobs, driver.submit_many([j.request() for j in jobs]))
+            done += batch
+        if pending is not None:
+            for job, ran in zip(*pending, strict=True):
+                job.finish(ran.wait(), ran.outputs)
+        pending = nxt
+    return done
+
+
 def gcm_batch_threads(driver: Driver, size: int, n: int, batch: int = 32, threads: int = 2) -> int:
     """``threads`` callers each submitting batches of ``batch // threads``: while one prepares
     its next batch or reads its results, the other's jobs keep the device busy."""
@@ -155,6 +177,7 @@ def part1(seconds: float, rounds: int, batch: int) -> None:
         "single": (gcm_single, 1),
         f"batch{batch}": (lambda d, s, n: gcm_batch(d, s, n, batch), min(batch, 4)),
         f"2x{batch // 2}": (lambda d, s, n: gcm_batch_threads(d, s, n, batch), min(batch, 4)),
+        f"pipe{batch}": (lambda d, s, n: gcm_pipelined(d, s, n, batch), min(batch, 4)),
     }
     best: dict[tuple[str, str, int], dict[str, Any]] = {}
     try:

@@ -35,6 +35,18 @@ def _die_with_parent() -> None:
         pass
 
 
+def _size(text: str) -> int:
+    """Bytes from ``4096``, ``0x100000``, ``32m``, ``64k``, ``1g``."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    text = text.strip().lower()
+    try:
+        if text and text[-1] in units:
+            return int(text[:-1], 0) * units[text[-1]]
+        return int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 32m)") from None
+
+
 def _irq_socket(text: str) -> socket.socket:
     if text.isdigit():
         return socket.socket(fileno=int(text))
@@ -53,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--irq", required=True, help="socket fd, or a socket path to listen on")
     parser.add_argument("--latency", type=float, default=DEFAULT_LATENCY)
     parser.add_argument("--throughput", type=float, default=DEFAULT_THROUGHPUT)
-    parser.add_argument("--pool", type=int, default=None, help="pool bytes (64 KiB multiple)")
+    parser.add_argument("--pool", type=_size, default=None, help="pool size, 64 KiB steps (32m)")
     parser.add_argument("--parent", type=int, default=None, help="exit when the parent changes")
     parser.add_argument("--fault", action="append", default=[], choices=FAULTS)
     args = parser.parse_args(argv)
@@ -62,7 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     _die_with_parent()
     if args.parent is not None and os.getppid() != args.parent:
         return 0  # the parent is already gone
-    layout = layout_for(args.part, args.pool) if args.pool else layout_for(args.part)
+    try:
+        layout = layout_for(args.part, args.pool) if args.pool else layout_for(args.part)
+    except ValueError as exc:
+        parser.error(str(exc))
     if not os.path.exists(args.memory):
         create(args.memory, layout)
     irq = _irq_socket(args.irq)

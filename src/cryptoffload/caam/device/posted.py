@@ -86,9 +86,10 @@ class PostedRegisterMap(RegisterMap):
         return self._load(offset)
 
     def _flush(self, n: int) -> None:
-        """Wait until the device applied ``n`` writes."""
+        """Wait until the device applied ``n`` writes: a short spin, then sleeps doubling from
+        10 us to 1 ms (a device busy with a job applies them after it, a few ms at most)."""
         words = self._words
-        spins = 0
+        spins = sleeps = 0
         deadline = 0.0
         while words[Control.APPLIED] < n:
             if self.gone is not None:
@@ -98,16 +99,15 @@ class PostedRegisterMap(RegisterMap):
                 continue
             if words[Control.SLEEPING]:
                 self._bell()
-            if spins & 63 == 0:
-                now = time.monotonic()
-                if not deadline:
-                    deadline = now + self._timeout
-                if not self._alive():
-                    self.gone = f"{self.name}: the device process exited"
-                elif now > deadline:
-                    self.gone = f"{self.name}: the device did not answer in {self._timeout} s"
-            # Back off: a device busy with a job applies our writes after it, up to a few ms.
-            time.sleep(min(5e-4, 1e-5 * (spins >> 6)))
+            now = time.monotonic()
+            if not deadline:
+                deadline = now + self._timeout
+            elif sleeps & 15 == 15 and not self._alive():
+                self.gone = f"{self.name}: the device process exited"
+            elif now > deadline:
+                self.gone = f"{self.name}: the device did not answer in {self._timeout} s"
+            time.sleep(min(1e-3, 1e-5 * (1 << min(sleeps, 7))))
+            sleeps += 1
 
     def close(self) -> None:
         self.control.release()
