@@ -336,7 +336,8 @@ def test_many_threads_share_the_ring_with_exact_counts():
         total = n_threads * per_thread
         assert provider.counters.snapshot()[engine.name]["aes-128-gcm"]["ops"] == total
         assert engine.figures["jobs"] - jobs_before == total
-        assert engine._transport.device.figures()["jobs"] == engine.figures["jobs"]
+        figures = engine.figures
+        assert figures["device"]["jobs"] == figures["jobs"]
     finally:
         provider.close()
 

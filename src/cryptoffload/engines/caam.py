@@ -129,8 +129,17 @@ class CaamEngine:
 
     @property
     def figures(self) -> dict[str, Any]:
-        """The driver's counts: jobs, descriptor words, bytes each way, errors by status..."""
-        return dict(self._driver.figures) if self._driver is not None else {}
+        """The driver's counts: jobs, descriptor words, bytes each way, errors by status...;
+        on a device process also ``device``, the device's own (jobs, bytes its DMA read, the
+        modelled, compute and busy seconds, interrupts raised)."""
+        driver, transport = self._driver, self._transport
+        if driver is None:
+            return {}
+        out = dict(driver.figures)
+        device = getattr(transport, "device", None)
+        if device is not None and device.alive():
+            out["device"] = device.figures()
+        return out
 
     def wrap_key(self, key: bytes, modifier: bytes) -> DeviceKey:
         """``key`` (AES, 16/24/32 bytes) sealed to this device under ``modifier`` (8 or 16
