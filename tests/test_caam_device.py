@@ -385,13 +385,15 @@ def test_the_device_dies_with_its_parent():
         parent.kill()
         parent.wait(5)
         assert _gone(pid), "the device outlived its killed parent"
+        directory = line[1].decode()
+        deadline = time.monotonic() + 5
+        while os.path.exists(directory) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not os.path.exists(directory), "the orphaned device left its directory"
     finally:
         if parent.poll() is None:
             parent.kill()
         parent.stdout.close()
-    import shutil
-
-    shutil.rmtree(line[1].decode(), ignore_errors=True)  # nobody was left to remove it
 
 
 def test_the_command_line_runs_a_device_over_a_socket_path(tmp_path):

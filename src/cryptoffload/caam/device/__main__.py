@@ -5,7 +5,8 @@
 
 FILE is made (sparse) when it does not exist. --irq FD: an inherited AF_UNIX SOCK_SEQPACKET
 socket; --irq PATH: a socket path the device listens on for one driver. The device runs until
-that socket closes, its parent changes, or SIGTERM.
+that socket closes, its parent changes (SIGTERM from PDEATHSIG; it then removes the temporary
+directory its parent made), or SIGTERM.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import ctypes
 import ctypes.util
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -26,13 +28,21 @@ PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent() -> None:
-    """SIGKILL when the parent exits (Linux prctl), where the C library has prctl."""
+    """SIGTERM when the parent exits (Linux prctl), where the C library has prctl."""
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+def _orphan_cleanup(memory: str) -> None:
+    """The parent died before it could stop us: remove the temporary directory it made for
+    the device file (only one named as DeviceProcess names them)."""
+    directory = os.path.dirname(os.path.abspath(memory))
+    if os.path.basename(directory).startswith("caam-device-"):
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _size(text: str) -> int:
@@ -100,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         irq.close()
+        device.close()
+        if args.parent is not None and os.getppid() != args.parent:
+            _orphan_cleanup(args.memory)
     return 0
 
 
