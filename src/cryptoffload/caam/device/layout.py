@@ -104,6 +104,7 @@ class Control:
         "first_start_ns",
         "last_done_ns",
         "wakeups",
+        "work_ns",
     )
     FIGURES_AT = 8
     QUEUE_AT = 64  # in 64-bit words: byte 512

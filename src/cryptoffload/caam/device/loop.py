@@ -9,6 +9,10 @@ page is refreshed before ``applied`` is published, so a driver read that waited 
 sees their effect. A ring told to halt gets the jobs its DECOs hold back first (a reset waits
 for the DECOs), so the halt shows done only once they are in the output ring.
 
+Figures (the control page): jobs, bytes read, the modelled DECO time, the model's compute, the
+time a DECO was busy, interrupts, wakeups, and ``work``: the time of loop turns that did
+something (the model plus this process's bus emulation: what the device process can sustain).
+
 Idle: the loop spins while work is recent or due soon, then sets ``sleeping`` and waits on the
 irq socket (which the driver side pokes when it sees the flag; a missed poke costs at most
 ``IDLE_WAIT``). It exits when the irq socket closes, when its parent changes, on SIGTERM.
@@ -313,6 +317,7 @@ class Device:
             self._messages()
             self._signal()
             if work:
+                self._figures["work_ns"] += int((time.monotonic() - now) * 1e9)
                 self.publish()
                 last = now
                 continue

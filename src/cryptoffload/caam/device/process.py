@@ -186,7 +186,7 @@ class DeviceProcess:
             control.release()
             mapping.close()
         out: dict[str, Any] = {k: v for k, v in raw.items() if not k.endswith("_ns")}
-        for key in ("modelled_ns", "compute_ns", "busy_ns"):
+        for key in ("modelled_ns", "compute_ns", "busy_ns", "work_ns"):
             out[key[:-3] + "_s"] = raw[key] / 1e9
         span = raw["last_done_ns"] - raw["first_start_ns"]
         out["span_s"] = span / 1e9 if span > 0 else 0.0
