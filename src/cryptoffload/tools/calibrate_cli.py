@@ -23,8 +23,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "the kernel lists but does not choose) and algorithm it claims: engine and software "
         "throughput side by side in paired trials at sizes found by a search (bisection towards "
         "where the chosen side changes, down to one step of the square root of 2). The engine "
-        "is chosen at a size only when it is faster beyond the noise band and by a sign test "
-        "over the pairs (p <= 0.05), and the next size agrees (hysteresis); otherwise software "
+        "is chosen at a size only when a sign test over the paired trials says it is faster "
+        "(p <= 0.05), by more than 5%, and a neighbouring size agrees (hysteresis); otherwise "
+        "software "
         "('no significant gain'). With --write, a policy file (TOML) giving each engine its "
         "minimum (and maximum) sizes, excluding it where it never wins or the gain is not "
         "significant, with the figures and each decision's confidence. With --check PATH, the "
@@ -63,7 +64,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=_trials,
         default=None,
         metavar="N",
-        help="paired trials per size, at least 5 (default 5; with --check, the policy's)",
+        help="paired trials per size, at least 5 (default 8; with --check, the policy's)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
