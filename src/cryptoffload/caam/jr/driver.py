@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -104,6 +104,8 @@ class Driver(InFlight):
         self._rng_lock = threading.Lock()
         self._regions: dict[int, int] = {}
         self._bytes_in, self._bytes_out = Tally(), Tally()
+        self._wiped, self._direct = Tally(), Tally()
+        self._lent: set[int] = set()
         self._ring = JobRing(transport, ring, depth, self.pointer_size, self.byteorder)
         self._depth = depth
         try:
@@ -115,6 +117,7 @@ class Driver(InFlight):
             self._ring.close()
             raise
         self._in_flight: dict[int, Job] = {}
+        self._called_back: deque[Job] = deque()
         self._shared = SharedCache(shared_capacity)
         self._separate = separate_descriptors
         self._polling = False
@@ -156,6 +159,11 @@ class Driver(InFlight):
     def pkha_bits(self) -> int:
         """Largest PKHA operand in bits, 0 without a PKHA."""
         return PKHA_BITS if self.caps.counts["PK"] else 0
+
+    @property
+    def broken(self) -> str | None:
+        """Why the ring is out of use for good (it would not reset), else None."""
+        return self._broken
 
     @property
     def rdsta(self) -> int:
@@ -236,12 +244,41 @@ class Driver(InFlight):
         self.transport.read_into(phys, out)
 
     def free(self, phys: int) -> None:
-        """Return a region from ``alloc`` or ``put``, wiped first."""
+        """Return a region from ``alloc`` or ``put``, wiped first (a lent one: not wiped)."""
         size = self._regions.pop(phys, None)
         if size is None:
             raise ValueError(f"0x{phys:x} is not DMA memory this driver allocated")
-        wipe(self.transport, phys, size)
+        if phys in self._lent:
+            self._lent.discard(phys)
+        else:
+            wipe(self.transport, phys, size)
+            tally = self._wiped
+            tally.append(size)
+            if len(tally) > tally.FOLD_AT:
+                tally.total()
         self.transport.free(phys)
+
+    def lend(self, size: int) -> tuple[int, memoryview]:
+        """A region for a caller to own (a DmaBuffer): its address and a view of it. Never
+        wiped by the driver (the caller's data, not ours); ``free`` gives it back."""
+        view = getattr(self.transport, "view", None)
+        if view is None:
+            raise CaamUnavailable(f"{self.name}: the transport gives no views of DMA memory")
+        phys = self.alloc(size)
+        try:
+            mapped = view(phys, size)
+        except BaseException:
+            self.free(phys)
+            raise
+        self._lent.add(phys)
+        return phys, mapped
+
+    def count_direct(self, n: int) -> None:
+        """``n`` bytes a job read or wrote in place, in a caller's DMA buffer (no copy)."""
+        tally = self._direct
+        tally.append(n)
+        if len(tally) > tally.FOLD_AT:
+            tally.total()
 
     # Shared descriptors ---------------------------------------------------------------------
 
@@ -297,6 +334,8 @@ class Driver(InFlight):
                 self._place_one(job, words, data)
                 return job
         _, error = self._enqueue([job], [words], [data])
+        if self._called_back:  # jobs reaped while it waited for room
+            self._run_callbacks()
         if error is not None:
             self._release(job)
             raise error
@@ -326,6 +365,8 @@ class Driver(InFlight):
                 self._release(job)
             self.pack(w)  # raises the error that names the word
         placed, error = self._enqueue(jobs, words, datas)
+        if self._called_back:
+            self._run_callbacks()
         for job in jobs[placed:]:
             self._release(job)
             job.error = error
@@ -365,7 +406,13 @@ class Driver(InFlight):
     @property
     def figures(self) -> dict[str, Any]:
         """Jobs, descriptor words, bytes each way, bounce bytes, errors by status, RNG
-        instantiations, jobs in flight (now and at most), ring resets, DMA memory in use."""
+        instantiations, jobs in flight (now and at most), ring resets, DMA memory in use.
+
+        Copies and wipes: ``copy_in_bytes`` / ``copy_out_bytes`` (the same counts as
+        ``bytes_in`` / ``bytes_out``: bytes the driver copied into DMA memory and read back out,
+        payload, IVs, AAD and S/G tables alike; not the job descriptors), ``wipe_bytes`` (zeros
+        written over regions before they were freed) and ``zero_copy_bytes`` (bytes jobs read
+        or wrote in place in callers' DMA buffers)."""
         in_use = sum(list(self._regions.values()))
         with self._lock:
             c = self._counts
@@ -374,6 +421,10 @@ class Driver(InFlight):
                 "words": self._words,
                 "bytes_in": self._bytes_in.total(),
                 "bytes_out": self._bytes_out.total(),
+                "copy_in_bytes": self._bytes_in.total(),
+                "copy_out_bytes": self._bytes_out.total(),
+                "wipe_bytes": self._wiped.total(),
+                "zero_copy_bytes": self._direct.total(),
                 "bounce_bytes": int(getattr(self.transport, "bounce_bytes", 0)),
                 "errors": {f"0x{w:08x}": n for w, n in sorted(self._errors.items())},
                 "rng_instantiations": c["rng_instantiations"],
@@ -408,13 +459,18 @@ class Driver(InFlight):
             self._closed = True
             entries = self._shared.all()
             self._shared.clear()
+        if self._called_back:  # the jobs the reset failed
+            self._run_callbacks()
         for entry in entries:
             self._wipe_free(entry.phys, entry.size)
         left = list(self._regions.items())
         self._regions.clear()
         for phys, size in left:
-            wipe(self.transport, phys, size)
+            if phys not in self._lent:  # a caller's buffer is not ours to wipe
+                wipe(self.transport, phys, size)
+                self._wiped.append(size)
             self.transport.free(phys)
+        self._lent.clear()
         self.transport.write(self._ring.slots, bytes(self._depth * DESC_BYTES))
         self._ring.close()
 
