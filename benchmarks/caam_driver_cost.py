@@ -10,6 +10,12 @@ SEQ OUT PTR to data||iv), at 64 B, 1 KiB and 16 KiB. Modes:
   batch32   32 jobs in one DMA region (one write in, one read out after the batch, cut into
             per-job results), ``submit_many`` (one IRJAR write), every job waited for
   batch32r  32 jobs each in a region of its own, as in single, through ``submit_many``
+  single-zc one job at a time on caller-owned DMA memory (what a DmaBuffer is: ``Driver.lend``),
+            input and output each a buffer of its own, kept from job to job: the job is the
+            engine's zero-copy one (``recipes.direct.direct_words``: the IV loaded into the
+            context by the job, SEQ IN/OUT PTR at the buffers; its shared descriptor looked up
+            under the benchmark's cache key, as the modes above do), nothing copied or wiped
+  batch32-zc 32 such jobs, each on its own pair of buffers, through ``submit_many``
 
 Devices (``--device``); the device's job time is timed apart on every call and subtracted:
   null   a stand-in block defined here: the ring registers and one flat DMA mapping (handed
@@ -25,6 +31,8 @@ comes from one more pass timed phase by phase (so it carries the timer's own cos
   build   job words from the template; the shared descriptor's address from the cache
   copy    regions allocated, input copied in; the output read back and the regions wiped and freed
           (the transport's read and free inside the reap, timed on the transport)
+The last columns are bytes copied (into and out of DMA memory) and wiped per job (the driver's
+copy_in_bytes + copy_out_bytes and wipe_bytes over the split pass).
   submit  submit / submit_many: descriptor slot, IRSAR, ring entries, IRJAR
   wait    wait(): ORSFR, the output entries, ORJRR, completions matched (less the copy-out)
 This machine's speed drifts (a VM): the empty-call cost is printed before and after.
@@ -49,6 +57,7 @@ from cryptoffload.caam.jr.driver import Driver, Request
 from cryptoffload.caam.jr.transport import ModelTransport
 from cryptoffload.caam.model.memory import Arena
 from cryptoffload.caam.model.parts import PARTS
+from cryptoffload.caam.recipes import base, direct
 
 SIZES = (64, 1024, 16384)
 BATCH = 32
@@ -154,6 +163,10 @@ class NullBlock:
     def read_into(self, phys: int, out: bytearray | memoryview) -> None:
         at = phys - self.BASE
         out[:] = self._view[at : at + len(out)]
+
+    def view(self, phys: int, n: int) -> memoryview:
+        at = phys - self.BASE
+        return self._view[at : at + n]
 
     def close(self) -> None:
         pass
@@ -358,10 +371,94 @@ def one_region(jobs: CbcJobs, iv: bytes, msg: bytes, count: int, ph: Phases | No
         del results
 
 
+def _lent_pairs(drv: Driver, msg: bytes, k: int) -> list[tuple[int, Any, int, Any]]:
+    """``k`` (input, output) pairs of caller-owned DMA memory, the inputs holding ``msg``."""
+    pairs = []
+    for _ in range(k):
+        src, src_view = drv.lend(len(msg))
+        dst, dst_view = drv.lend(len(msg))
+        src_view[:] = msg
+        pairs.append((src, src_view, dst, dst_view))
+    return pairs
+
+
+class DirectJobs:
+    """The zero-copy jobs' shared descriptor for one key, under a cache key of the benchmark's
+    (as CbcJobs: the recipe's own cache key adds the key's keyed hash, an engine op's cost)."""
+
+    def __init__(self, drv: Driver, key: bytes) -> None:
+        self.drv = drv
+        b = drv.builder()
+        direct._build_shared(b, key, "CBC", True)
+        self._words = b.words()
+        self.cache_key = ("bench-direct-cbc", key)
+
+    def shared(self) -> tuple[int, int]:
+        return self.drv.shared(self.cache_key, self.build), len(self._words)
+
+    def build(self) -> list[int]:
+        return self._words
+
+
+def zero_copy_single(jobs: CbcJobs, iv: bytes, msg: bytes, count: int, ph: Phases | None) -> None:
+    """One job at a time on a pair of caller-owned buffers: no copy, no wipe."""
+    drv, n = jobs.drv, len(msg)
+    ((src, _, dst, _),) = pairs = _lent_pairs(drv, msg, 1)
+    shared, words, check = DirectJobs(drv, jobs.key).shared, direct.direct_words, base.check
+    clock = time.perf_counter_ns
+    try:
+        for _ in range(count):
+            t0 = clock()
+            w = words(drv, shared(), "CBC", iv, src, dst, n)
+            t1 = clock()
+            done = drv.submit(w)
+            t2 = clock()
+            if ph is None:
+                check(done.wait())
+                continue
+            ph.wait(done)
+            check(done.wait())
+            ph.add(build=t1 - t0, submit=t2 - t1, wait=clock() - t2)
+    finally:
+        for src, _, dst, _ in pairs:
+            drv.free(src)
+            drv.free(dst)
+
+
+def zero_copy_batch(jobs: CbcJobs, iv: bytes, msg: bytes, count: int, ph: Phases | None) -> None:
+    """Batches of 32 on 32 pairs of caller-owned buffers, through ``submit_many``."""
+    drv, n = jobs.drv, len(msg)
+    pairs = _lent_pairs(drv, msg, BATCH)
+    direct_jobs, words, check = DirectJobs(drv, jobs.key), direct.direct_words, base.check
+    clock = time.perf_counter_ns
+    try:
+        for _ in range(count // BATCH):
+            t0 = clock()
+            sh = direct_jobs.shared()  # one key for the whole batch: one cache lookup
+            batch = [words(drv, sh, "CBC", iv, s, d, n) for s, _, d, _ in pairs]
+            t1 = clock()
+            submitted = drv.submit_many(batch)
+            t2 = clock()
+            for done in submitted:
+                if ph is None:
+                    check(done.wait())
+                else:
+                    ph.wait(done)
+                    check(done.wait())
+            if ph is not None:
+                ph.add(build=t1 - t0, submit=t2 - t1, wait=clock() - t2)
+    finally:
+        for src, _, dst, _ in pairs:
+            drv.free(src)
+            drv.free(dst)
+
+
 MODES: dict[str, Callable[[CbcJobs, bytes, bytes, int, Phases | None], None]] = {
     "single": one_at_a_time,
     f"batch{BATCH}": one_region,
     f"batch{BATCH}r": per_job_regions,
+    "single-zc": zero_copy_single,
+    f"batch{BATCH}-zc": zero_copy_batch,
 }
 
 
@@ -390,7 +487,17 @@ def measure(
         want = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor().update(msg)
         assert drv.read(region + size + 16, size + 16) == want + want[-16:], "wrong ciphertext"
     drv.free(region)
+    if mode.endswith("-zc") and drv.transport.name.startswith("model"):
+        pairs = _lent_pairs(drv, msg, 1)
+        src, _, dst, dv = pairs[0]
+        base.check(drv.run(direct.direct_words(drv, DirectJobs(drv, key).shared(), "CBC", iv,
+                                               src, dst, size)))  # fmt: skip
+        want = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor().update(msg)
+        assert bytes(dv) == want, "wrong ciphertext (zero-copy)"
+        drv.free(src)
+        drv.free(dst)
     run(jobs, iv, msg, BATCH * 2, None)
+    kept = drv.figures["dma_in_use"]  # the shared descriptors, cached
     best: tuple[float, float] | None = None
     for _ in range(rounds):
         dev0 = device.ns
@@ -403,17 +510,22 @@ def measure(
     assert best is not None
     ph = Phases(drv.transport)
     dev0 = device.ns
+    before = drv.figures
     run(jobs, iv, msg, count, ph)
     dev = device.ns - dev0
+    after = drv.figures
     split = dict(ph.ns)
     split["submit"] -= dev  # the device ran the jobs inside the IRJAR write
     split["wait"] -= ph.copy_out
     split["copy"] += ph.copy_out
     figures = drv.figures
     assert figures["in_flight"] == 0 and figures["jobs"] >= count
-    assert figures["dma_in_use"] == 4 * len(jobs.build_shared()), "DMA memory not returned"
+    assert figures["dma_in_use"] == kept, "DMA memory not returned"
     drv.close()
     out = {"total": best[0], "device": best[1], "driver": best[0] - best[1]}
+    copied = sum(after[k] - before[k] for k in ("copy_in_bytes", "copy_out_bytes"))
+    out["copied"] = copied / count
+    out["wiped"] = (after["wipe_bytes"] - before["wipe_bytes"]) / count
     out.update({k: v / count / 1000 for k, v in split.items()})
     return out
 
@@ -442,8 +554,9 @@ def main() -> None:
     floor = call_floor()
     print(f"empty Python call on this machine now: {floor:.1f} ns")
     print(
-        f"{'device':6} {'size':>6} {'mode':>8} | {'driver':>7} {'device':>8} | "
-        f"{'build':>6} {'submit':>6} {'wait':>6} {'copy':>6} | us per job"
+        f"{'device':6} {'size':>6} {'mode':>10} | {'driver':>7} {'device':>8} | "
+        f"{'build':>6} {'submit':>6} {'wait':>6} {'copy':>6} | us per job | "
+        f"{'copied':>7} {'wiped':>7} B/job"
     )
     for name, make in devices(args.part, args.device).items():
         count = args.jobs if name == "null" else args.model_jobs
@@ -451,12 +564,12 @@ def main() -> None:
         for size in SIZES:
             for mode in MODES:
                 r = measure(make, size, mode, count, rounds)
-                goal = GOAL_SINGLE_US if mode == "single" else GOAL_BATCH_US
+                goal = GOAL_SINGLE_US if mode.startswith("single") else GOAL_BATCH_US
                 mark = "ok" if r["driver"] <= goal else f"over {goal:g}"
                 print(
-                    f"{name:6} {size:>6} {mode:>8} | {r['driver']:7.2f} {r['device']:8.2f} | "
+                    f"{name:6} {size:>6} {mode:>10} | {r['driver']:7.2f} {r['device']:8.2f} | "
                     f"{r['build']:6.2f} {r['submit']:6.2f} {r['wait']:6.2f} {r['copy']:6.2f} | "
-                    f"{mark}"
+                    f"{mark:10} | {r['copied']:7.0f} {r['wiped']:7.0f}"
                 )
     print(f"empty Python call on this machine now: {call_floor():.1f} ns")
 

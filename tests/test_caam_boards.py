@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import sys
@@ -298,6 +299,24 @@ def test_reserved_pool_allocates_copies_and_counts(pool_mem):
     assert pool.alloc(80) == a  # reused
     pool.close()
     pool.close()
+
+
+def test_a_pool_view_is_the_mapped_memory_itself_and_keeps_the_mapping_alive(pool_mem):
+    paths, mem = pool_mem
+    pool = reserved_pool(POOL, 0x10_0000, paths=paths)
+    a = pool.alloc(64)
+    view = pool.view(a, 64)
+    view[:5] = b"owned"
+    assert peek(mem, a - POOL, 5) == b"owned" and pool.bounce_bytes == 0  # no copy counted
+    poke(mem, a - POOL + 8, b"device")
+    assert bytes(view[8:14]) == b"device"
+    with pytest.raises(DmaError):
+        pool.view(a, 65)  # runs off the region
+    held = (ctypes.c_ubyte * 64).from_buffer(view)  # what a DmaBuffer holds
+    pool.close()  # the caller's buffer still maps it: no error, unmapped when it goes
+    held[0] = 0x41
+    assert peek(mem, a - POOL, 1) == b"A"
+    del held, view
 
 
 def test_reserved_pool_exhaustion_names_the_pool(pool_mem):

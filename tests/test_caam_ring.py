@@ -683,6 +683,10 @@ def test_figures_count_exactly() -> None:
         "words": words,
         "bytes_in": 103 + 3,
         "bytes_out": 64,
+        "copy_in_bytes": 103 + 3,
+        "copy_out_bytes": 64,
+        "wipe_bytes": 103 + 3 + 64,  # every region the jobs used: inputs and both digests
+        "zero_copy_bytes": 0,
         "bounce_bytes": 0,
         "errors": {"0x4000001b": 1},
         "rng_instantiations": 0,

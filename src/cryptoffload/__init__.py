@@ -5,6 +5,7 @@ Every operation is offered to the engines a :class:`Provider` holds, in priority
 Counters on the provider say what was offloaded and why the rest was not.
 """
 
+from cryptoffload.dmabuffer import DmaBuffer
 from cryptoffload.errors import (
     CryptoffloadError,
     EngineError,
@@ -36,6 +37,7 @@ def uninstall() -> None:
 
 __all__ = [
     "CryptoffloadError",
+    "DmaBuffer",
     "EngineError",
     "InvalidSignature",
     "InvalidTag",

@@ -10,10 +10,11 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
 
-from cryptoffload import validate
+from cryptoffload import asyncio_lane, validate
 from cryptoffload.devicekey import DeviceKey
+from cryptoffload.dmabuffer import as_plain, claimed, involved
 from cryptoffload.names import aes_name
-from cryptoffload.ops import AeadOp
+from cryptoffload.ops import AeadIntoOp, AeadOp
 from cryptoffload.provider import Lane, Provider, checked_provider, unbound_lane
 
 __all__ = ["AESCCM", "AESGCM", "AESGCMSIV", "AESOCB3", "AESSIV", "ChaCha20Poly1305"]
@@ -91,6 +92,8 @@ class _AeadBase:
         try:
             out = fast.encrypt(nonce, data, associated_data)
         except (TypeError, ValueError):
+            if involved(data, associated_data):  # `cryptography` takes format "B" only
+                return self.encrypt(nonce, as_plain(data), as_plain(associated_data))
             self._explain(nonce, data, associated_data, 0)
             raise
         n = len(data)
@@ -114,7 +117,12 @@ class _AeadBase:
     def encrypt_into(
         self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
     ) -> int:
-        """Write ciphertext and tag into ``buf`` (exactly len(data) + tag bytes); return that."""
+        """Write ciphertext and tag into ``buf`` (exactly len(data) + tag bytes); return that.
+
+        ``data`` and ``buf`` may be DmaBuffers (``engine.buffer(n)``): the engine that lent
+        them runs the op on them in place; BufferError while another op in flight uses one."""
+        if (data.__class__ is not bytes or buf.__class__ is not bytearray) and involved(data, buf):
+            return self._dma_into("encrypt", nonce, data, associated_data, buf)
         lane = self._lane.in_force(self._provider)
         if lane is not self._lane:
             self._bind(lane)
@@ -153,17 +161,57 @@ class _AeadBase:
                 return lane.run(self._op("decrypt", nonce, data, associated_data))
         try:
             out = fast.decrypt(nonce, data, associated_data)
+        except TypeError:
+            if involved(data, associated_data):  # `cryptography` takes format "B" only
+                return self.decrypt(nonce, as_plain(data), as_plain(associated_data))
+            self._explain(nonce, data, associated_data, self._tag_length)
+            raise
         except InvalidTag:
             n = len(data) - self._tag_length
             if n >= 0:  # shorter holds no tag: refused before any engine, uncounted
                 lane.tally(~n if held else n)
             raise
-        except (TypeError, ValueError):
+        except ValueError:
             self._explain(nonce, data, associated_data, self._tag_length)
             raise
         n = len(out)
         lane.tally(~n if held else n)
         return out
+
+    async def encrypt_async(
+        self, nonce: bytes, data: bytes, associated_data: bytes | None
+    ) -> bytes:
+        """:meth:`encrypt`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same result,
+        errors and counts."""
+        lane = self._async_lane()
+        return await asyncio_lane.offload(
+            lane,
+            lambda: self._op("encrypt", nonce, data, associated_data),
+            self.encrypt,
+            nonce,
+            data,
+            associated_data,
+        )
+
+    async def decrypt_async(
+        self, nonce: bytes, data: bytes, associated_data: bytes | None
+    ) -> bytes:
+        """:meth:`decrypt`, awaited: the plaintext, or InvalidTag (and nothing else)."""
+        lane = self._async_lane()
+        return await asyncio_lane.offload(
+            lane,
+            lambda: self._op("decrypt", nonce, data, associated_data),
+            self.decrypt,
+            nonce,
+            data,
+            associated_data,
+        )
+
+    def _async_lane(self) -> Lane:
+        lane = self._lane.in_force(self._provider)
+        if lane is not self._lane:
+            self._bind(lane)
+        return lane
 
     def encrypt_many(self, items: Iterable[tuple[bytes, bytes, bytes | None]]) -> list[Any]:
         """Encrypt many (nonce, data, associated_data) items as one batch.
@@ -192,7 +240,10 @@ class _AeadBase:
     def decrypt_into(
         self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
     ) -> int:
-        """Write the plaintext into ``buf`` (len(data) - tag bytes), only once the tag holds."""
+        """Write the plaintext into ``buf`` (len(data) - tag bytes), only once the tag holds:
+        on InvalidTag ``buf`` holds zeros. DmaBuffers: see ``encrypt_into``."""
+        if (data.__class__ is not bytes or buf.__class__ is not bytearray) and involved(data, buf):
+            return self._dma_into("decrypt", nonce, data, associated_data, buf)
         lane = self._lane.in_force(self._provider)
         if lane is not self._lane:
             self._bind(lane)
@@ -214,6 +265,9 @@ class _AeadBase:
         try:
             k = fast.decrypt_into(nonce, data, associated_data, buf)
         except InvalidTag:
+            # OpenSSL's GCM has written the plaintext before the tag failed: none is released.
+            view = memoryview(buf).cast("B")
+            view[:] = bytes(len(view))
             n = len(data) - self._tag_length
             if n >= 0:  # shorter: no tag, refused uncounted
                 lane.tally(~n if held else n)
@@ -223,6 +277,31 @@ class _AeadBase:
             raise
         lane.tally(~k if held else k)
         return k
+
+    def _dma_into(self, kind: str, nonce: Any, data: Any, aad: Any, buf: Any) -> int:
+        """``*_into`` with a DmaBuffer among data and buf: both in use until the op is done
+        (BufferError now if an op in flight uses one); on an engine path the op carries ``buf``
+        (``into``) so that the engine that lent it writes the result there."""
+        data, buf = as_plain(data), as_plain(buf)
+        with claimed(data, buf):
+            lane = self._lane.in_force(self._provider)
+            if lane is not self._lane:
+                self._bind(lane)
+            if self._fast is not None:  # software only: OpenSSL reads and writes the memory
+                call = _AeadBase.encrypt_into if kind == "encrypt" else _AeadBase.decrypt_into
+                return call(self, nonce, data, aad, buf)
+            into = memoryview(buf)
+            if into.format != "B":
+                into = into.cast("B")
+            op = AeadIntoOp(self._alg, kind, self._key, nonce, data, aad, self._tag_length, into)
+            validate.validate_op(op)
+            need = _nbytes(data) + (self._tag_length if kind == "encrypt" else -self._tag_length)
+            if into.nbytes != need:
+                raise ValueError(f"buffer must be {need} bytes")
+            result = lane.run(op, True)
+            if result.__class__ is not int:
+                into[:] = result
+            return need
 
 
 def _outcome(call: Any, item: tuple[Any, ...]) -> Any:
@@ -434,6 +513,30 @@ class AESSIV(_FixedTagAead):
             raise
         lane.tally(len(data) if kind == "encrypt" else len(out))
         return out
+
+    async def encrypt_async(  # type: ignore[override]
+        self, data: bytes, associated_data: list[bytes] | None
+    ) -> bytes:
+        """:meth:`encrypt`, awaited: the synthetic IV (16 bytes) followed by the ciphertext."""
+        return await asyncio_lane.offload(
+            self._async_lane(),
+            lambda: self._siv_op("encrypt", data, associated_data),
+            self.encrypt,
+            data,
+            associated_data,
+        )
+
+    async def decrypt_async(  # type: ignore[override]
+        self, data: bytes, associated_data: list[bytes] | None
+    ) -> bytes:
+        """:meth:`decrypt`, awaited: the plaintext, or InvalidTag (and nothing else)."""
+        return await asyncio_lane.offload(
+            self._async_lane(),
+            lambda: self._siv_op("decrypt", data, associated_data),
+            self.decrypt,
+            data,
+            associated_data,
+        )
 
     def encrypt_into(self, data: bytes, associated_data: list[bytes] | None, buf: Any) -> int:  # type: ignore[override]
         """Write the synthetic IV and ciphertext into ``buf`` (len(data) + 16 bytes)."""

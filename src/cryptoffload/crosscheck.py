@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import padding as _padding
 
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.errors import CryptoffloadError
-from cryptoffload.ops import CHECK_FAILURES, CipherOp, EcdsaOp, Op, RsaOp, is_answer
+from cryptoffload.ops import CHECK_FAILURES, AeadOp, CipherOp, EcdsaOp, Op, RsaOp, is_answer
 
 AGREE = "agree"
 MISMATCH = "mismatch"
@@ -183,12 +183,17 @@ def _replay(op: Op, data: Any) -> Op:
     """The op for software to redo: a cipher op writes nowhere, and reads its original input."""
     if op.family == "cipher" and (op.out is not None or data is not None):
         return CipherOp(op.alg, op.kind, op.key, op.iv, data if data is not None else op.data)
+    if op.family == "aead" and op.into is not None:  # an *_into op: software writes nowhere
+        source = data if data is not None else op.data
+        return AeadOp(op.alg, op.kind, op.key, op.iv, source, op.aad, op.tag_length)
     return op
 
 
 def _engine_value(op: Op, result: Any) -> Any:
     if op.family == "cipher" and op.out is not None and isinstance(result, int):
         return bytes(memoryview(op.out).cast("B")[:result])
+    if op.family == "aead" and op.into is not None and isinstance(result, int):
+        return bytes(memoryview(op.into).cast("B")[:result])
     return result
 
 
@@ -263,7 +268,8 @@ class Sampled:
         if self._left > 0:
             return self._run(op)
         self._left = self._gap()
-        data = bytes(op.data) if op.family == "cipher" and op.out is not None else None
+        into = op.out if op.family == "cipher" else getattr(op, "into", None)
+        data = bytes(op.data) if into is not None else None
         try:
             result = self._run(op)
         except Exception as exc:

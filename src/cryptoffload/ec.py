@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ec import (
     get_curve_for_oid,
 )
 
-from cryptoffload import validate
+from cryptoffload import asyncio_lane, validate
 from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.blocks.curves import by_cryptography, short_name
@@ -203,8 +203,23 @@ class EllipticCurvePublicKey(PublicKey):
                 raise
             lane.count(0)
             return
+        lane.run(self._verify_op(lane, signature, data, signature_algorithm))
+
+    def _verify_op(self, lane: Any, signature: Any, data: Any, signature_algorithm: Any) -> EcdsaOp:
         digest, hash_alg = digest_for(data, signature_algorithm.algorithm)
-        lane.run(EcdsaOp(lane.alg, "verify", self._key, digest, hash_alg, signature=signature))
+        return EcdsaOp(lane.alg, "verify", self._key, digest, hash_alg, signature=signature)
+
+    async def verify_async(self, signature: bytes, data: bytes, signature_algorithm: ECDSA) -> None:
+        """:meth:`verify`, awaited (see :mod:`cryptoffload.asyncio_lane`): InvalidSignature
+        and every other error as the sync call, the same counts."""
+        lane = self._lane(f"ecdsa-{self._domain}-verify")
+
+        def build() -> EcdsaOp:
+            validate.byteslike("data", data)
+            _check_ecdsa(signature_algorithm)
+            return self._verify_op(lane, signature, data, signature_algorithm)
+
+        await asyncio_lane.offload(lane, build, self.verify, signature, data, signature_algorithm)
 
 
 class EllipticCurvePrivateKey(PrivateKey):
@@ -243,19 +258,28 @@ class EllipticCurvePrivateKey(PrivateKey):
             out = self._key.sign(data, signature_algorithm)
             lane.count(0)
             return out
+        return lane.run(self._sign_op(lane, data, signature_algorithm))
+
+    def _sign_op(self, lane: Any, data: Any, signature_algorithm: Any) -> EcdsaOp:
         digest, hash_alg = digest_for(data, signature_algorithm.algorithm)
         deterministic = bool(signature_algorithm.deterministic_signing)
-        return lane.run(
-            EcdsaOp(lane.alg, "sign", self._key, digest, hash_alg, deterministic=deterministic)
-        )
+        return EcdsaOp(lane.alg, "sign", self._key, digest, hash_alg, deterministic=deterministic)
+
+    async def sign_async(self, data: bytes, signature_algorithm: ECDSA) -> bytes:
+        """:meth:`sign`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same errors and
+        counts."""
+        lane = self._lane(f"ecdsa-{self._domain}-sign")
+
+        def build() -> EcdsaOp:
+            validate.byteslike("data", data)
+            _check_ecdsa(signature_algorithm)
+            return self._sign_op(lane, data, signature_algorithm)
+
+        return await asyncio_lane.offload(lane, build, self.sign, data, signature_algorithm)
 
     def exchange(self, algorithm: ECDH, peer_public_key: Any) -> bytes:
         """The ECDH shared secret (x coordinate) with a validated peer public key."""
-        if not isinstance(algorithm, ECDH):
-            raise UnsupportedAlgorithm(
-                "Unsupported EC exchange algorithm", _Reasons.UNSUPPORTED_EXCHANGE_ALGORITHM
-            )
-        peer_public_key = self._peer(peer_public_key)
+        peer_public_key = self._exchange_peer(algorithm, peer_public_key)
         lane = self._lane(f"ecdh-{self._domain}")
         peer = peer_public_key._key
         if lane.software_only:
@@ -264,6 +288,25 @@ class EllipticCurvePrivateKey(PrivateKey):
             lane.count(0)
             return out
         return lane.run(EcdhOp(lane.alg, "exchange", self._key, peer))
+
+    def _exchange_peer(self, algorithm: Any, peer_public_key: Any) -> EllipticCurvePublicKey:
+        """The peer as this package's key on our curve, once ``algorithm`` is ECDH."""
+        if not isinstance(algorithm, ECDH):
+            raise UnsupportedAlgorithm(
+                "Unsupported EC exchange algorithm", _Reasons.UNSUPPORTED_EXCHANGE_ALGORITHM
+            )
+        return self._peer(peer_public_key)
+
+    async def exchange_async(self, algorithm: ECDH, peer_public_key: Any) -> bytes:
+        """:meth:`exchange`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same secret,
+        errors and counts."""
+        lane = self._lane(f"ecdh-{self._domain}")
+
+        def build() -> EcdhOp:
+            peer = self._exchange_peer(algorithm, peer_public_key)
+            return EcdhOp(lane.alg, "exchange", self._key, peer._key)
+
+        return await asyncio_lane.offload(lane, build, self.exchange, algorithm, peer_public_key)
 
 
 def public_key_from_numbers(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,8 +31,9 @@ from cryptography.hazmat.primitives.hashes import (
 )
 from cryptography.hazmat.primitives.hashes import XOFHash as _OpenSSLXOFHash
 
-from cryptoffload import validate
+from cryptoffload import asyncio_lane, validate
 from cryptoffload._stream import StreamContext
+from cryptoffload.dmabuffer import as_plain, claimed, lease_of
 from cryptoffload.names import HASH_CLASSES, HASHLIB, XOF_NAMES, hash_name
 from cryptoffload.ops import HashOp
 from cryptoffload.provider import Provider, checked_provider, resolve
@@ -60,6 +62,7 @@ __all__ = [
     "HashContext",
     "XOFHash",
     "digest",
+    "digest_async",
     "digest_many",
 ]
 
@@ -257,6 +260,8 @@ def digest(data: bytes, algorithm: HashAlgorithm, *, provider: Provider | None =
         alg = hash_name(algorithm)
         if alg in XOF_NAMES:
             return _xof_digest(data, algorithm, alg, provider)
+    if data.__class__ is not bytes and lease_of(data) is not None:
+        return _dma_digest(data, alg, provider)
     lane = resolve(provider).lane(alg)
     if not lane.software_only:
         # The policy may keep this size from every engine: hashlib then, as on a software-only
@@ -275,6 +280,19 @@ def digest(data: bytes, algorithm: HashAlgorithm, *, provider: Provider | None =
     return out
 
 
+def _dma_digest(data: Any, alg: str, provider: Provider | None) -> bytes:
+    """``digest`` of a DmaBuffer: in use by this op until it returns (BufferError now if an op
+    in flight uses it); the engine that lent it reads it in place."""
+    data = as_plain(data)
+    with claimed(data):
+        lane = resolve(provider).lane(alg)
+        if not lane.software_only:
+            return lane.run(HashOp(alg, "digest", data))
+        out = HASHLIB[alg](data).digest()
+        lane.count(len(data))
+        return out
+
+
 def _xof_digest(data: Any, algorithm: Any, alg: str, provider: Provider | None) -> bytes:
     lane = resolve(provider).lane(alg)
     if not lane.software_only:
@@ -286,6 +304,24 @@ def _xof_digest(data: Any, algorithm: Any, alg: str, provider: Provider | None) 
         raise
     lane.count(len(data))
     return out
+
+
+async def digest_async(
+    data: bytes, algorithm: HashAlgorithm, *, provider: Provider | None = None
+) -> bytes:
+    """:func:`digest`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same digest, errors
+    and counts."""
+    alg = _BY_CLASS.get(algorithm.__class__) or hash_name(algorithm)
+    provider = checked_provider(provider)
+    lane = resolve(provider).lane(alg)
+    length = algorithm.digest_size if alg in XOF_NAMES else None
+    return await asyncio_lane.offload(
+        lane,
+        lambda: HashOp(alg, "digest", data, length),
+        functools.partial(digest, provider=lane.provider),
+        data,
+        algorithm,
+    )
 
 
 def digest_many(

@@ -9,13 +9,13 @@ from typing import Any
 from cryptography.exceptions import UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives.hashes import HashAlgorithm, HashContext
 
-from cryptoffload import validate
+from cryptoffload import asyncio_lane, validate
 from cryptoffload._stream import MacContext
 from cryptoffload.names import HASH_NAMES, XOF_NAMES, hash_name
 from cryptoffload.ops import MacOp
 from cryptoffload.provider import Provider, checked_provider, resolve
 
-__all__ = ["HMAC", "digest_many"]
+__all__ = ["HMAC", "digest_async", "digest_many"]
 
 
 class HMAC(MacContext):
@@ -73,6 +73,32 @@ def _hmac_hash(algorithm: HashAlgorithm) -> str:
             _Reasons.UNSUPPORTED_HASH,
         )
     return base
+
+
+async def digest_async(
+    key: bytes,
+    data: bytes,
+    algorithm: HashAlgorithm,
+    *,
+    provider: Provider | None = None,
+) -> bytes:
+    """The HMAC tag of ``data`` under ``key`` in one call, awaited (see
+    :mod:`cryptoffload.asyncio_lane`): the tag, errors and counts of ``HMAC(key, algorithm)``
+    fed ``data`` and finalized."""
+    validate.byteslike("key", key)
+    alg = f"hmac-{_hmac_hash(algorithm)}"
+    key = bytes(key)
+    lane = resolve(checked_provider(provider)).lane(alg)
+    return await asyncio_lane.offload(
+        lane, lambda: MacOp(alg, "mac", key, data), _digest, key, data, algorithm, lane.provider
+    )
+
+
+def _digest(key: bytes, data: bytes, algorithm: HashAlgorithm, provider: Provider) -> bytes:
+    """HMAC(key, algorithm) fed ``data``, finalized: the sync one-shot."""
+    ctx = HMAC(key, algorithm, provider=provider)
+    ctx.update(data)
+    return ctx.finalize()
 
 
 def digest_many(

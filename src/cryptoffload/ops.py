@@ -289,11 +289,17 @@ class AeadOp(Op):
 
     Encrypt returns ciphertext and tag in one buffer; decrypt takes them in one buffer (``data``
     ends with ``tag_length`` bytes of tag), as OpenSSL, AF_ALG and the CAAM all lay them out.
+
+    ``into`` (not a contract field: None here, set on :class:`AeadIntoOp`) is the caller's
+    ``encrypt_into`` / ``decrypt_into`` buffer, exactly as long as the result. An engine may
+    write the result there and return its length (an int) instead of bytes; one that does
+    must leave no plaintext there when the tag fails. Engines that ignore it return bytes.
     """
 
     __slots__ = ("aad", "data", "iv", "key", "tag_length")
     family = "aead"
     FIELDS = ("key", "iv", "data", "aad", "tag_length")
+    into: Any = None
 
     def __init__(
         self, alg: str, kind: str, key: bytes, iv: Any, data: Any, aad: Any, tag_length: int
@@ -310,6 +316,27 @@ class AeadOp(Op):
     def size(self) -> int:
         n = len(self.data)
         return n if self.kind == "encrypt" else max(n - self.tag_length, 0)
+
+
+class AeadIntoOp(AeadOp):
+    """An AeadOp from an ``*_into`` call: ``into`` is the caller's output buffer (a writable
+    byte view, exactly as long as the result); see AeadOp."""
+
+    __slots__ = ("into",)
+
+    def __init__(
+        self,
+        alg: str,
+        kind: str,
+        key: bytes,
+        iv: Any,
+        data: Any,
+        aad: Any,
+        tag_length: int,
+        into: Any,
+    ) -> None:
+        super().__init__(alg, kind, key, iv, data, aad, tag_length)
+        self.into = into
 
 
 class HashOp(_PayloadOp):

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import (
 )
 from cryptography.hazmat.primitives.asymmetric.utils import NoDigestInfo, Prehashed
 
-from cryptoffload import validate
+from cryptoffload import asyncio_lane, validate
 from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.blocks import pkcs1
@@ -167,17 +167,36 @@ class RSAPublicKey(PublicKey):
                 raise
             lane.count(0)
             return
+        lane.run(self._verify_op(lane, signature, data, padding, algorithm))
+
+    def _verify_op(
+        self, lane: Any, signature: Any, data: Any, padding: Any, algorithm: Any
+    ) -> RsaOp:
         digest, hash_alg = digest_for(data, algorithm)
-        lane.run(
-            RsaOp(
-                lane.alg,
-                "verify",
-                self._key,
-                digest=digest,
-                signature=signature,
-                padding=padding,
-                hash_alg=hash_alg,
-            )
+        return RsaOp(
+            lane.alg,
+            "verify",
+            self._key,
+            digest=digest,
+            signature=signature,
+            padding=padding,
+            hash_alg=hash_alg,
+        )
+
+    async def verify_async(
+        self, signature: bytes, data: bytes, padding: Any, algorithm: Any
+    ) -> None:
+        """:meth:`verify`, awaited (see :mod:`cryptoffload.asyncio_lane`): InvalidSignature
+        and every other error as the sync call, the same counts."""
+        lane = self._lane(self._alg)
+
+        def build() -> RsaOp:
+            validate.byteslike("data", data)
+            return self._verify_op(lane, signature, data, padding, algorithm)
+
+        carried = not isinstance(algorithm, NoDigestInfo)
+        await asyncio_lane.offload(
+            lane, build if carried else None, self.verify, signature, data, padding, algorithm
         )
 
     def encrypt(self, plaintext: bytes, padding: Any) -> bytes:
@@ -190,6 +209,17 @@ class RSAPublicKey(PublicKey):
             lane.count(0)
             return out
         return lane.run(RsaOp(lane.alg, "encrypt", self._key, data=plaintext, padding=padding))
+
+    async def encrypt_async(self, plaintext: bytes, padding: Any) -> bytes:
+        """:meth:`encrypt`, awaited: the same ciphertext shape, errors and counts."""
+        lane = self._lane(self._alg)
+        return await asyncio_lane.offload(
+            lane,
+            lambda: RsaOp(lane.alg, "encrypt", self._key, data=plaintext, padding=padding),
+            self.encrypt,
+            plaintext,
+            padding,
+        )
 
     def recover_data_from_signature(
         self, signature: bytes, padding: Any, algorithm: Any | None
@@ -245,9 +275,24 @@ class RSAPrivateKey(PrivateKey):
             out = self._key.sign(data, padding, algorithm)
             lane.count(0)
             return out
+        return lane.run(self._sign_op(lane, data, padding, algorithm))
+
+    def _sign_op(self, lane: Any, data: Any, padding: Any, algorithm: Any) -> RsaOp:
         digest, hash_alg = digest_for(data, algorithm)
-        return lane.run(
-            RsaOp(lane.alg, "sign", self._key, digest=digest, padding=padding, hash_alg=hash_alg)
+        return RsaOp(lane.alg, "sign", self._key, digest=digest, padding=padding, hash_alg=hash_alg)
+
+    async def sign_async(self, data: bytes, padding: Any, algorithm: Any) -> bytes:
+        """:meth:`sign`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same errors and
+        counts (a PSS signature differs from run to run, as the sync call's does)."""
+        lane = self._lane(self._alg)
+
+        def build() -> RsaOp:
+            validate.byteslike("data", data)
+            return self._sign_op(lane, data, padding, algorithm)
+
+        carried = not isinstance(algorithm, NoDigestInfo)
+        return await asyncio_lane.offload(
+            lane, build if carried else None, self.sign, data, padding, algorithm
         )
 
     def decrypt(self, ciphertext: bytes, padding: Any) -> bytes:
@@ -263,6 +308,18 @@ class RSAPrivateKey(PrivateKey):
             finally:
                 lane.count(0)
         return lane.run(RsaOp(lane.alg, "decrypt", self._key, data=ciphertext, padding=padding))
+
+    async def decrypt_async(self, ciphertext: bytes, padding: Any) -> bytes:
+        """:meth:`decrypt`, awaited: the plaintext, or the same ValueError, and the same
+        counts."""
+        lane = self._lane(self._alg)
+        return await asyncio_lane.offload(
+            lane,
+            lambda: RsaOp(lane.alg, "decrypt", self._key, data=ciphertext, padding=padding),
+            self.decrypt,
+            ciphertext,
+            padding,
+        )
 
     def raw_private(self, value: int) -> int:
         """value^d mod n, for 0 < value < n: the bare RSA private operation, no padding."""

@@ -20,6 +20,7 @@ from cryptoffload import modes, validate
 from cryptoffload.blocks import ivs
 from cryptoffload.ciphers._gcm import gcm_context
 from cryptoffload.ciphers._software import SoftwareStream, software_context
+from cryptoffload.dmabuffer import as_plain, claimed, involved, lease_of
 from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
 from cryptoffload.ops import CipherOp
 from cryptoffload.provider import Lane, Provider, checked_provider, resolve
@@ -177,13 +178,23 @@ class _DirectContext:
     # An update counts as an op when it gives output, as on the engine path (where an empty
     # update, or one that only fills a held-back ECB/CBC block, sends nothing).
     def update(self, data: bytes) -> bytes:
-        out = self._ctx.update(data)
+        if data.__class__ is not bytes and lease_of(data) is not None:
+            data = as_plain(data)  # OpenSSL takes format "B" only
+            with claimed(data):
+                out = self._ctx.update(data)
+        else:
+            out = self._ctx.update(data)
         if out:
             self._lane.count(len(data))
         return out
 
     def update_into(self, data: bytes, buf: Any) -> int:
-        n = self._ctx.update_into(data, buf)
+        if (data.__class__ is not bytes or buf.__class__ is not bytearray) and involved(data, buf):
+            data, buf = as_plain(data), as_plain(buf)
+            with claimed(data, buf):
+                n = self._ctx.update_into(data, buf)
+        else:
+            n = self._ctx.update_into(data, buf)
         if n:
             self._lane.count(len(data))
         return n
@@ -292,6 +303,10 @@ class _ChainedContext:
                 if size:
                     lane.tally(~size)
                 return out
+        if data.__class__ is not bytes and lease_of(data) is not None:
+            data = as_plain(data)  # a DmaBuffer: in use by this op, read in place
+            with claimed(data):
+                return self._update(data, None)
         return self._update(_as_buffer(data), None)
 
     def update_into(self, data: bytes, buf: Any) -> int:
@@ -312,6 +327,13 @@ class _ChainedContext:
                 if size:
                     lane.tally(~size)
                 return k
+        if (data.__class__ is not bytes or buf.__class__ is not bytearray) and involved(data, buf):
+            data, buf = as_plain(data), as_plain(buf)  # DmaBuffers: in use by this op
+            with claimed(data, buf):
+                return self._update_into(data, buf)
+        return self._update_into(data, buf)
+
+    def _update_into(self, data: Any, buf: Any) -> int:
         if data.__class__ is not bytes:
             data = _as_buffer(data)
         n = len(data)
@@ -395,12 +417,14 @@ class _ChainedContext:
             return b""
         if mode == "chacha20":
             self._chacha20_room(size)
+        # Written in place (into over data), the last input block would be gone: keep it now.
+        last_in = bytes(buf[full - block : full]) if into is not None and full else None
         out = self._lane.run(
             CipherOp(self._alg, self._kind, self._key, self._chain, send, into), True
         )
         if full and mode != "ecb":
             self._advance(
-                buf[full - block : full],
+                last_in if last_in is not None else buf[full - block : full],
                 (into if into is not None else out)[full - block : full],
                 full,
             )

@@ -79,6 +79,40 @@ Optional members, read with ``getattr`` and a default:
     the stream is a fault, after which software redoes the AAD and data sent so far (the context
     keeps them until the end) and finishes with the same outputs. Counted as one op of the data
     bytes when the stream ends.
+``buffer(n) -> DmaBuffer`` on the engine
+    ``n`` bytes of memory the engine's device reads and writes (the CAAM's DMA pool), handed to
+    the caller as a :class:`cryptoffload.DmaBuffer` (a writable bytes-like object; ``close()``
+    gives it back, not wiped). When an op's ``data``, a cipher op's ``out`` or an AEAD op's
+    ``into`` is a DmaBuffer of this engine (or a byte view whose ``obj`` is one; ``dmabuffer.
+    locate(x, engine)`` finds its bus address), the engine points its jobs at that memory
+    instead of copying. A DmaBuffer of another engine, or of a closed one, is an ordinary
+    buffer to every engine. The API marks the buffers of an op busy while it runs
+    (BufferError for a second op on them); an engine whose device may still write one after
+    the op ended (a ring that would not reset) pins it busy for good.
+``AeadOp.into`` (on ``AeadIntoOp``, from ``encrypt_into`` / ``decrypt_into``)
+    The caller's output buffer, exactly as long as the result, or None. An engine may write the
+    result there and return its length (an int) instead of bytes; if it does, a failed tag
+    leaves no plaintext there (zeros). Engines that ignore it return bytes, copied by the API.
+``start(op) -> Pending | None`` on the engine
+    For the ``*_async`` methods (:mod:`cryptoffload.asyncio_lane`): puts ``op`` (validated and
+    admitted by the policy, as for ``run``) in flight and returns without waiting for it. The
+    Pending has ``done() -> bool``, ``result(timeout=None)`` (blocks until settled, driving the
+    operation forward where nothing else would, then returns or raises exactly what ``run``
+    would: ``Unavailable`` declines, ``InvalidTag`` / ``InvalidSignature`` / ``NoResult`` are
+    answers, anything else is a fault) and ``add_done_callback(fn)`` (``fn(pending)`` once
+    settled, on the settling thread; at once if it already is); :class:`cryptoffload.engines.
+    pending.Pending` is one. ``start`` may itself raise what ``run`` raises (a decline before
+    anything was put in flight), and returns None for an op it only runs whole (the asyncio
+    layer then calls ``run`` in the loop's default executor). ``run`` stays as it is: ``start``
+    is another way in, not a replacement. Whatever the caller does with the Pending (an await
+    cancelled), the operation keeps the memory it reads and writes until it is complete.
+``completion_fd() -> int | None`` and ``service() -> None`` on the engine
+    With ``start``: a file descriptor that becomes readable when operations completed, and
+    what to call then (read or acknowledge the fd, collect completions, settle their Pendings:
+    their callbacks run inside ``service``). An event loop watches the fd
+    (``loop.add_reader(fd, engine.service)``, once per loop and engine), so many operations are
+    in flight from one thread. None: the engine has no such fd now; a Pending not done when
+    ``start`` returns is then waited for with ``result()`` in the executor.
 """
 
 from __future__ import annotations

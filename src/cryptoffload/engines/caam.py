@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 from cryptoffload.blocks import pkcs1
 from cryptoffload.blocks.curves import CURVES, by_cryptography
 from cryptoffload.devicekey import DeviceKey, DeviceKeyError
+from cryptoffload.dmabuffer import DmaBuffer, Lease, locate
 from cryptoffload.engines import _fork
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import BadEngineSpec, EngineError, Unavailable
@@ -42,6 +43,9 @@ DEVICE_TREE = Path("/proc/device-tree")
 _MODES = {"ecb": "ECB", "cbc": "CBC", "ctr": "CTR", "cfb": "CFB", "ofb": "OFB"}
 _CAAM_HASHES = ("sha1", "sha224", "sha256", "sha384", "sha512")
 _FFDHE_BITS = {name: int(name[5:]) for name in FFDHE_NAMES}
+#: The families ``start`` does not put on the ring alone (``_prepare`` does not take them):
+#: PKHA, RNG, a cipher into a caller's buffer. The asyncio layer runs them whole.
+_WHOLE = frozenset({"cipher", "mac", "rsa", "ecdsa", "ecdh", "dh", "rng"})
 #: Seconds a job may take before the ring is taken as stalled and reset (spec option timeout=).
 DEFAULT_TIMEOUT = 2.0
 
@@ -66,6 +70,7 @@ class CaamEngine:
         self._claimed: frozenset[str] = frozenset()
         self._lock = threading.Lock()
         self._black: dict[DeviceKey, Any] = {}  # device keys opened into black keys, by key
+        self._leases: dict[int, Lease] = {}  # DMA memory lent to callers (DmaBuffers), by address
         #: Why ops are declined once the driver is gone (closed, or this is a forked child).
         self._gone = "the engine was closed or never probed"
         _fork.watch(self)
@@ -178,12 +183,40 @@ class CaamEngine:
                 black = self._black.setdefault(key, black)
         return black
 
+    def buffer(self, n: int) -> DmaBuffer:
+        """``n`` bytes of the job ring's DMA memory, handed to the caller: a DmaBuffer that
+        ``*_into`` calls on this engine use in place (no copy in or out). Not zeroed when lent
+        nor wiped when given back: its contents are the caller's. Unavailable when the engine
+        is closed or the pool is full."""
+        if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+            raise ValueError(f"a DmaBuffer holds 1 byte or more, got {n!r}")
+        driver = self._driver
+        if driver is None:
+            raise Unavailable("no-device", self._gone)
+        phys, view = _mapped(lambda: driver.lend(n))
+        lease = Lease(self, phys, n)
+        with self._lock:
+            if self._driver is not driver:  # closed meanwhile: the region went with it
+                raise Unavailable("no-device", self._gone)
+            self._leases[phys] = lease
+        return DmaBuffer._make(view, lease, 0, False)
+
+    def _give_back(self, lease: Lease) -> None:
+        """A DmaBuffer closed: its memory back to the pool, not wiped (the caller's)."""
+        with self._lock:
+            if self._leases.pop(lease.phys, None) is lease and self._driver is not None:
+                self._driver.free(lease.phys)
+
     def close(self) -> None:
-        """Release the ring, its DMA memory and the block."""
+        """Release the ring, its DMA memory and the block. DmaBuffers still open become
+        ordinary buffers (their memory stays mapped while they live)."""
         with self._lock:
             driver, transport = self._driver, self._transport
             self._driver = self._transport = None
             black, self._black = self._black, {}
+            leases, self._leases = self._leases, {}
+        for lease in leases.values():
+            lease.detach()
         if driver is not None:
             from cryptoffload.caam.recipes import blob
 
@@ -206,6 +239,9 @@ class CaamEngine:
             )
         self._driver = self._transport = None
         self._black = {}
+        leases, self._leases = self._leases, {}
+        for lease in leases.values():
+            lease.detach()
 
     # -- operations --------------------------------------------------------------------------
 
@@ -235,6 +271,62 @@ class CaamEngine:
             result = next(done)
             out.append(result if isinstance(result, Exception) else item[1](result))
         return [_mapped_result(r) for r in out]
+
+    def start(self, op: Op) -> Any:
+        """Put ``op`` on the ring and return at once: a Pending settled when the driver reaps
+        the job (``service`` from the completion fd, or a caller's wait). The families batches
+        take (AES, hashes, HMAC); None for the others (the asyncio layer runs those whole)."""
+        from cryptoffload.engines.pending import Pending
+
+        driver = self._ready(op)
+        try:
+            prepared, finisher = _mapped(lambda: _prepare(self, driver, op))
+        except Unavailable as exc:
+            if exc.reason == "unsupported" and op.family in _WHOLE:
+                return None
+            raise
+        b = prepared.buffers
+        # The job owns its regions from here: the driver frees them when it reaps the job
+        # (wiped), never before, whatever becomes of whoever awaits it.
+        job = _mapped(lambda: driver.submit(prepared.words, owned=b.owned, collect=b.collect))
+        pending = Pending(wait=job.wait)
+
+        def settle(job: Any) -> None:
+            try:
+                result = finisher(prepared.finish(job.wait(), job.outputs))
+            except Exception as exc:
+                pending.set_exception(_mapped_result(exc))
+            else:
+                pending.set_result(result)
+
+        job.add_done_callback(settle)
+        if self.completion_fd() is None:
+            driver.poll()  # the in-process model has run it already: reap it now
+        return pending
+
+    def completion_fd(self) -> int | None:
+        """The driver's completion fd (readable when jobs completed), or None: the driver has
+        none (it is polled), or the engine is closed."""
+        driver = self._driver
+        fd = getattr(driver, "completion_fd", None) if driver is not None else None
+        if callable(fd):
+            fd = fd()
+        return fd if isinstance(fd, int) and not isinstance(fd, bool) else None
+
+    def service(self) -> None:
+        """Called when the completion fd is readable: the driver acknowledges and reaps, and
+        the done callbacks of the jobs it reaped run (settling their Pendings)."""
+        driver = self._driver
+        if driver is None:
+            return
+        service = getattr(driver, "service", None)
+        if service is None:
+            driver.poll()
+            return
+        service()
+        run_callbacks = getattr(driver, "_run_callbacks", None)
+        if run_callbacks is not None:
+            run_callbacks()
 
     def open_stream(self, op: Op) -> Any:
         """A hash or HMAC whose running state (the class-2 context) the engine keeps."""
@@ -319,10 +411,63 @@ def _cipher(engine: CaamEngine, driver: Any, op: Op) -> Any:
     from cryptoffload.caam.recipes import cipher
 
     mode = _MODES[op.alg.rsplit("-", 1)[1]]
-    out, _ = cipher.cipher(
-        driver, op.key, mode, op.iv, op.data, encrypt=op.kind == "encrypt", into=op.out
+    data, out = op.data, op.out
+    if data.__class__ is not bytes or out is not None:
+        src = locate(data, engine)
+        dst = None if out is None else locate(out, engine)
+        if (src is not None or dst is not None) and not _overlap(src, dst):
+            return _cipher_direct(engine, driver, op, mode, src, dst)
+    result, _ = cipher.cipher(
+        driver, op.key, mode, op.iv, data, encrypt=op.kind == "encrypt", into=out
     )
-    return out
+    return result
+
+
+def _cipher_direct(engine: CaamEngine, driver: Any, op: Op, mode: str, src: Any, dst: Any) -> Any:
+    """A cipher op with a DmaBuffer of this engine as input and/or output: the jobs point at
+    it (in 64 KiB pieces); the other side, if an ordinary buffer, is copied."""
+    from cryptoffload.caam.recipes import direct
+
+    data = memoryview(op.data).cast("B")
+    n = len(data)
+    target = op.out if op.out is not None else bytearray(n)
+    out = memoryview(target).cast("B")[:n]
+    with _in_flight(driver, src, dst):
+        direct.cipher_direct(
+            driver, op.key, mode, op.iv, data, None if src is None else src[1],
+            out, None if dst is None else dst[1], encrypt=op.kind == "encrypt",
+        )  # fmt: skip
+    return n if op.out is not None else bytes(target)
+
+
+def _overlap(src: Any, dst: Any) -> bool:
+    """Input and output in the same memory, overlapping but not starting at the same byte: the
+    pieces in flight would read what another wrote (OpenSSL takes exact in-place only, too);
+    such an op goes through bounce regions, which is always right."""
+    if src is None or dst is None or src[1] == dst[1]:
+        return False
+    return src[1] < dst[1] + dst[2] and dst[1] < src[1] + src[2]
+
+
+class _in_flight:
+    """Around a job on callers' DMA buffers: if the ring broke meanwhile (it would not reset:
+    the block may still write them), the buffers stay busy for good (never reused, never given
+    back to the pool)."""
+
+    __slots__ = ("_driver", "_found")
+
+    def __init__(self, driver: Any, *found: Any) -> None:
+        self._driver = driver
+        self._found = found
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        if getattr(self._driver, "broken", None) is not None:
+            for item in self._found:
+                if item is not None:
+                    item[0].pin()
 
 
 def _aead(engine: CaamEngine, driver: Any, op: Op) -> bytes:
@@ -334,13 +479,36 @@ def _aead(engine: CaamEngine, driver: Any, op: Op) -> bytes:
     else:
         fn = aead.ccm_encrypt if encrypt else aead.ccm_decrypt
     key = engine._key(op.key)
-    return fn(driver, key, bytes(op.iv), op.data, bytes(op.aad or b""), tag_length=op.tag_length)
+    into = getattr(op, "into", None)
+    data = op.data
+    if data.__class__ is not bytes or into is not None:
+        from cryptoffload.caam.recipes.base import Region
+
+        src = locate(data, engine)
+        dst = None if into is None else locate(into, engine)
+        if (src is not None or dst is not None) and not _overlap(src, dst):
+            pieces = data if src is None else [Region(src[1], src[2])]
+            regions = None if dst is None else [Region(dst[1], dst[2])]
+            with _in_flight(driver, src, dst):
+                result = fn(driver, key, bytes(op.iv), pieces, bytes(op.aad or b""),
+                            tag_length=op.tag_length, into=regions)  # fmt: skip
+            driver.count_direct((0 if src is None else src[2]) + (0 if dst is None else dst[2]))
+            return result
+    return fn(driver, key, bytes(op.iv), data, bytes(op.aad or b""), tag_length=op.tag_length)
 
 
 def _hash(engine: CaamEngine, driver: Any, op: Op) -> bytes:
     from cryptoffload.caam.recipes import hash as caam_hash
 
-    return caam_hash.digest(driver, op.alg, op.data)
+    data = op.data
+    if data.__class__ is not bytes:
+        src = locate(data, engine)
+        if src is not None:  # a DmaBuffer of this engine: the job reads it in place
+            with _in_flight(driver, src):
+                out = caam_hash.digest_at(driver, op.alg, src[1], src[2])
+            driver.count_direct(src[2])
+            return out
+    return caam_hash.digest(driver, op.alg, data)
 
 
 def _mac(engine: CaamEngine, driver: Any, op: Op) -> bytes:

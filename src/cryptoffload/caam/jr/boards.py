@@ -376,10 +376,22 @@ class DmaPool:
         view = out if type(out) is bytearray else memoryview(out).cast("B")
         view[:] = self._source(phys, len(view))
 
+    def view(self, phys: int, n: int) -> memoryview:
+        """A writable view of ``n`` bytes of the pool at ``phys`` (the mapping itself: no copy,
+        not counted in ``bounce_bytes``). On a cached mapping of a non-coherent part the caller
+        of the view owns cache maintenance; u-dma-buf's default here is uncached."""
+        self.arena.locate(phys, n)
+        offset = phys - self.phys
+        return self._view[offset : offset + n]
+
     def close(self) -> None:
-        """Unmap the pool (and close the sync hook's files)."""
+        """Unmap the pool (and close the sync hook's files). A view a caller still holds (a
+        DmaBuffer) keeps the mapping alive: it is unmapped when the last one goes."""
         if not self._mapping.closed:
-            self._mapping.close()
+            try:
+                self._mapping.close()
+            except BufferError:  # views still exported: the mmap stays until they go
+                self._mapping.closed = True
             close = getattr(self._sync, "close", None)
             if close is not None:
                 close()
@@ -481,6 +493,7 @@ class BoardTransport:
         self.write = memory.write
         self.read = memory.read
         self.read_into = memory.read_into
+        self.view = memory.view
 
     @property
     def bounce_bytes(self) -> int:

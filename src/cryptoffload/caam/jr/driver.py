@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -127,6 +127,8 @@ class Driver(InFlight):
         self._rng_lock = threading.Lock()
         self._regions: dict[int, int] = {}
         self._bytes_in, self._bytes_out = Tally(), Tally()
+        self._wiped, self._direct = Tally(), Tally()
+        self._lent: set[int] = set()
         self._ring = JobRing(transport, ring, depth, self.pointer_size, self.byteorder)
         self._depth = depth
         try:
@@ -138,6 +140,7 @@ class Driver(InFlight):
             self._ring.close()
             raise
         self._in_flight: dict[int, Job] = {}
+        self._called_back: deque[Job] = deque()
         self._shared = SharedCache(shared_capacity)
         self._separate = separate_descriptors
         self._polling = False
@@ -158,25 +161,32 @@ class Driver(InFlight):
         except RingStuck as exc:
             self._ring.close()
             raise CaamUnavailable(f"{name}: {exc} (is the kernel's caam_jr still bound?)") from None
+        #: The fd that becomes readable when jobs complete (the ring's interrupt); None when
+        #: the driver polls.
+        self.completion_fd: int | None = None
         if self._irq is not None:
             self._irq.enable()
-
-    @property
-    def completion_fd(self) -> int | None:
-        """The fd that becomes readable when jobs complete (the ring's interrupt); None when
-        the driver polls."""
-        return self._irq.fileno() if self._irq is not None else None
+            self.completion_fd = self._irq.fileno()
 
     def service(self) -> int:
-        """Acknowledge the interrupt if it fired, reap what completed, enable the line again;
-        how many jobs were reaped. Safe from any thread and when nothing is pending."""
+        """Acknowledge the interrupt if it fired, reap what completed (their done callbacks
+        run, the lock released), enable the line again; how many jobs were reaped. Safe from
+        any thread and when nothing is pending."""
         with self._lock:
             try:
                 if self._irq is not None and self._irq.wait(0):
-                    return self._on_interrupt()
-                return self._reap()
+                    reaped = self._on_interrupt()
+                else:
+                    reaped = self._reap()
             except DeviceLost as exc:
-                raise self._lost(exc) from None
+                lost: DeviceLost | None = self._lost(exc)
+            else:
+                lost = None
+        if self._called_back:  # the reaped jobs' done callbacks, the lock released
+            self._run_callbacks()
+        if lost is not None:
+            raise lost
+        return reaped
 
     def _set_coalescing(self, batch: int) -> None:
         """JRCFGR_LS for what is submitted next (lock held): ICEN for a batch, plain for one."""
@@ -216,6 +226,11 @@ class Driver(InFlight):
     def pkha_bits(self) -> int:
         """Largest PKHA operand in bits, 0 without a PKHA."""
         return PKHA_BITS if self.caps.counts["PK"] else 0
+
+    @property
+    def broken(self) -> str | None:
+        """Why the ring is out of use for good (it would not reset), else None."""
+        return self._broken
 
     @property
     def rdsta(self) -> int:
@@ -296,12 +311,41 @@ class Driver(InFlight):
         self.transport.read_into(phys, out)
 
     def free(self, phys: int) -> None:
-        """Return a region from ``alloc`` or ``put``, wiped first."""
+        """Return a region from ``alloc`` or ``put``, wiped first (a lent one: not wiped)."""
         size = self._regions.pop(phys, None)
         if size is None:
             raise ValueError(f"0x{phys:x} is not DMA memory this driver allocated")
-        wipe(self.transport, phys, size)
+        if phys in self._lent:
+            self._lent.discard(phys)
+        else:
+            wipe(self.transport, phys, size)
+            tally = self._wiped
+            tally.append(size)
+            if len(tally) > tally.FOLD_AT:
+                tally.total()
         self.transport.free(phys)
+
+    def lend(self, size: int) -> tuple[int, memoryview]:
+        """A region for a caller to own (a DmaBuffer): its address and a view of it. Never
+        wiped by the driver (the caller's data, not ours); ``free`` gives it back."""
+        view = getattr(self.transport, "view", None)
+        if view is None:
+            raise CaamUnavailable(f"{self.name}: the transport gives no views of DMA memory")
+        phys = self.alloc(size)
+        try:
+            mapped = view(phys, size)
+        except BaseException:
+            self.free(phys)
+            raise
+        self._lent.add(phys)
+        return phys, mapped
+
+    def count_direct(self, n: int) -> None:
+        """``n`` bytes a job read or wrote in place, in a caller's DMA buffer (no copy)."""
+        tally = self._direct
+        tally.append(n)
+        if len(tally) > tally.FOLD_AT:
+            tally.total()
 
     # Shared descriptors ---------------------------------------------------------------------
 
@@ -363,6 +407,8 @@ class Driver(InFlight):
                 self._release(job)
                 raise self._lost(exc) from None
         _, error = self._enqueue([job], [words], [data])
+        if self._called_back:  # jobs reaped while it waited for room
+            self._run_callbacks()
         if error is not None:
             self._release(job)
             raise error
@@ -400,6 +446,8 @@ class Driver(InFlight):
                         self._release(job)
                     raise self._lost(exc) from None
         placed, error = self._enqueue(jobs, words, datas)
+        if self._called_back:
+            self._run_callbacks()
         for job in jobs[placed:]:
             self._release(job)
             job.error = error
@@ -440,7 +488,13 @@ class Driver(InFlight):
     def figures(self) -> dict[str, Any]:
         """Jobs, descriptor words, bytes each way, bounce bytes, errors by status, RNG
         instantiations, jobs in flight (now and at most), ring resets, DMA memory in use, how
-        jobs complete (poll or irq), interrupts handled, devices lost."""
+        jobs complete (poll or irq), interrupts handled, devices lost.
+
+        Copies and wipes: ``copy_in_bytes`` / ``copy_out_bytes`` (the same counts as
+        ``bytes_in`` / ``bytes_out``: bytes the driver copied into DMA memory and read back out,
+        payload, IVs, AAD and S/G tables alike; not the job descriptors), ``wipe_bytes`` (zeros
+        written over regions before they were freed) and ``zero_copy_bytes`` (bytes jobs read
+        or wrote in place in callers' DMA buffers)."""
         in_use = sum(list(self._regions.values()))
         with self._lock:
             c = self._counts
@@ -449,6 +503,10 @@ class Driver(InFlight):
                 "words": self._words,
                 "bytes_in": self._bytes_in.total(),
                 "bytes_out": self._bytes_out.total(),
+                "copy_in_bytes": self._bytes_in.total(),
+                "copy_out_bytes": self._bytes_out.total(),
+                "wipe_bytes": self._wiped.total(),
+                "zero_copy_bytes": self._direct.total(),
                 "bounce_bytes": int(getattr(self.transport, "bounce_bytes", 0)),
                 "errors": {f"0x{w:08x}": n for w, n in sorted(self._errors.items())},
                 "rng_instantiations": c["rng_instantiations"],
@@ -487,13 +545,18 @@ class Driver(InFlight):
             self._closed = True
             entries = self._shared.all()
             self._shared.clear()
+        if self._called_back:  # the jobs the reset failed
+            self._run_callbacks()
         for entry in entries:
             self._wipe_free(entry.phys, entry.size)
         left = list(self._regions.items())
         self._regions.clear()
         for phys, size in left:
-            wipe(self.transport, phys, size)
+            if phys not in self._lent:  # a caller's buffer is not ours to wipe
+                wipe(self.transport, phys, size)
+                self._wiped.append(size)
             self.transport.free(phys)
+        self._lent.clear()
         self.transport.write(self._ring.slots, bytes(self._depth * DESC_BYTES))
         self._ring.close()
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,8 @@ from cryptoffload.caam.jr.jobs import (
 from cryptoffload.caam.jr.ring import DESC_BYTES, JobRing, RingStuck
 
 __all__ = ["RING_ERRORS", "InFlight"]
+
+log = logging.getLogger("cryptoffload")
 
 _JOB_HEADER = 0x16  # HEADER command, bits 31:27
 #: Zeros written over a region before it is freed (in pieces of this size, no allocation):
@@ -76,6 +79,7 @@ class InFlight:
     _separate: bool
     _regions: dict[int, int]
     _bytes_out: Tally
+    _wiped: Tally
     _polling: bool
     _waiters: int
     _broken: str | None
@@ -86,15 +90,38 @@ class InFlight:
     _counts: Counter[str]
     _errors: Counter[int]
     _irq: Any
+    #: Jobs done under the lock whose callbacks have yet to run (see ``_run_callbacks``).
+    _called_back: deque[Job]
 
     def poll(self) -> int:
-        """Reap whatever has completed, without waiting; how many jobs were reaped."""
+        """Reap whatever has completed, without waiting; how many jobs were reaped. The done
+        callbacks of the jobs reaped run before it returns."""
         with self._lock:
-            return self._reap()
+            n = self._reap()
+        if self._called_back:
+            self._run_callbacks()
+        return n
+
+    def _run_callbacks(self) -> None:
+        """Run the callbacks of jobs done so far (lock not held): each job's once, by whichever
+        thread takes it from the queue; a callback that raises is logged, the others run."""
+        queue = self._called_back
+        while queue:
+            try:
+                job = queue.popleft()
+            except IndexError:  # another thread took the last one
+                return
+            callbacks, job.callbacks = job.callbacks, None
+            for fn in callbacks or ():
+                try:
+                    fn(job)
+                except Exception:
+                    log.exception("%s: a job's done callback raised", self.name)
 
     def _wipe_free(self, phys: int, size: int) -> None:
         """Overwrite a region that may hold a key, then free it."""
         wipe(self.transport, phys, size)
+        self._wiped.append(size)
         self._regions.pop(phys, None)
         self.transport.free(phys)
 
@@ -202,7 +229,7 @@ class InFlight:
         transport = self.transport
         regions, free, read, write = self._regions, transport.free, transport.read, transport.write
         zeros = _ZEROS
-        moved = 0
+        moved = wiped = 0
         for desc, word in done:
             job = in_flight.pop(desc, None)
             if job is None:
@@ -232,13 +259,21 @@ class InFlight:
                     write(phys, zeros[:size])
                 else:
                     wipe(transport, phys, size)
+                wiped += size
                 free(phys)
             job.owned = ()
             job.status = 0
+            if job.callbacks:
+                self._called_back.append(job)
         tally = self._bytes_out
         tally.append(moved)
         if len(tally) > tally.FOLD_AT:
             tally.total()
+        if wiped:
+            tally = self._wiped
+            tally.append(wiped)
+            if len(tally) > tally.FOLD_AT:
+                tally.total()
         if self._waiters:
             self._cond.notify_all()
         return len(done)
@@ -274,6 +309,8 @@ class InFlight:
             job.status = word
         else:
             job.error = error
+        if job.callbacks:
+            self._called_back.append(job)
 
     def _release(self, job: Job) -> None:
         """A job's regions wiped and freed (whatever its status: they held its data)."""
@@ -282,6 +319,7 @@ class InFlight:
             size = regions.pop(phys, 0)
             if size:
                 wipe(transport, phys, size)
+                self._wiped.append(size)
             transport.free(phys)
         job.owned = ()
 
@@ -293,7 +331,13 @@ class InFlight:
                 if job.status is None and job.error is None:
                     self._wait_long(job, self.timeout if timeout is None else timeout)
             except DeviceLost as exc:
-                raise self._lost(exc) from None
+                lost: DeviceLost | None = self._lost(exc)
+            else:
+                lost = None
+        if self._called_back:
+            self._run_callbacks()
+        if lost is not None:
+            raise lost
 
     def _lost(self, exc: DeviceLost) -> DeviceLost:
         """The device stopped answering (lock held): the driver breaks, every job fails."""
@@ -353,6 +397,8 @@ class InFlight:
         self._polling = True
         self._lock.release()
         try:
+            if self._called_back:  # jobs reaped for others: their callbacks need not wait
+                self._run_callbacks()
             time.sleep(0 if spins < 8 else min(1e-3, 2e-6 * (1 << min(spins - 8, 10))))
         finally:
             self._lock.acquire()
@@ -364,6 +410,8 @@ class InFlight:
         self._polling = True
         self._lock.release()
         try:
+            if self._called_back:  # jobs reaped for others: their callbacks need not wait
+                self._run_callbacks()
             left = deadline - time.monotonic() if deadline else 0.05
             fired = self._irq.wait(max(0.0, min(left, 0.25)))
         finally:
@@ -418,5 +466,7 @@ class InFlight:
         for job in self._in_flight.values():
             self._errors[FLUSHED] += 1
             job.error = CaamError(FLUSHED, self._broken)
+            if job.callbacks:
+                self._called_back.append(job)
         self._in_flight.clear()
         self._cond.notify_all()

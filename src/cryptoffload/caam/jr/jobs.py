@@ -75,7 +75,10 @@ class Request(NamedTuple):
 
 
 class Waiter(Protocol):
-    """What a job needs of its driver: a wait for the job's completion (the driver's lock held)."""
+    """What a job needs of its driver: a wait for the job's completion (the driver's lock held),
+    and that lock (under which jobs complete), for ``add_done_callback``."""
+
+    _lock: threading.Lock
 
     def _wait(self, job: Job, timeout: float | None) -> None: ...
 
@@ -84,10 +87,21 @@ class Job:
     """A submitted job; ``wait()`` gives its status word once the driver has reaped it.
 
     ``outputs``: the ``collect`` regions read at completion when the status is 0 (empty
-    otherwise: nothing a failed job wrote is handed on).
+    otherwise: nothing a failed job wrote is handed on). ``add_done_callback(fn)`` has
+    ``fn(job)`` called once the job is done (reaped, failed by a reset, or the ring broken).
     """
 
-    __slots__ = ("collect", "desc", "driver", "error", "outputs", "owned", "shared", "status")
+    __slots__ = (
+        "callbacks",
+        "collect",
+        "desc",
+        "driver",
+        "error",
+        "outputs",
+        "owned",
+        "shared",
+        "status",
+    )
 
     def __init__(
         self, driver: Waiter, owned: Sequence[int] = (), collect: Sequence[tuple[int, Out]] = ()
@@ -100,6 +114,8 @@ class Job:
         self.error: BaseException | None = None
         self.outputs: list[bytes | bytearray | memoryview] = []
         self.shared: SharedEntry | None = None
+        #: What ``add_done_callback`` was given, until the job is done (then None again).
+        self.callbacks: list[Callable[[Job], object]] | None = None
 
     def __repr__(self) -> str:
         state = "pending" if not self.done else f"status=0x{self.status or 0:08x}"
@@ -110,6 +126,20 @@ class Job:
     @property
     def done(self) -> bool:
         return self.status is not None or self.error is not None
+
+    def add_done_callback(self, fn: Callable[[Job], object]) -> None:
+        """Call ``fn(job)`` once the job is done: at once (on this thread) if it already is,
+        else on the thread that reaps or fails it, after that thread released the driver's
+        lock (``poll``, a ``wait``, a submit that waited for room, ``close``). Each callback
+        runs once and is dropped then: a job keeps no reference to it after it is done."""
+        with self.driver._lock:
+            if self.status is None and self.error is None:
+                if self.callbacks is None:
+                    self.callbacks = [fn]
+                else:
+                    self.callbacks.append(fn)
+                return
+        fn(self)
 
     def wait(self, timeout: float | None = None) -> int:
         """The status word; CaamError (RingTimeout...) when the ring, not the job, failed."""

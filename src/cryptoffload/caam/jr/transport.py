@@ -49,6 +49,13 @@ class Transport(Protocol):
         """Fill ``out`` with the DMA memory at ``phys`` (inside one allocated region)."""
         ...
 
+    def view(self, phys: int, n: int) -> memoryview:
+        """A writable byte view of ``n`` bytes of DMA memory at ``phys`` (inside one allocated
+        region): the memory the block reads and writes, not a copy (``cryptoffload.DmaBuffer``
+        is made from it). Writes through it are not counted in ``bounce_bytes``. Optional: a
+        transport without it gives no DMA buffers to callers."""
+        ...
+
     def close(self) -> None:
         """Release the registers and the memory; the transport is unusable afterwards."""
         ...
@@ -77,6 +84,7 @@ class ModelTransport:
         self.write = memory.write
         self.read = memory.read
         self.read_into = memory.read_into
+        self.view = memory.view
 
     @classmethod
     def for_part(cls, part: str, seed: bytes | None = None) -> ModelTransport:

@@ -295,6 +295,11 @@ class DmaMemory:
         region, offset = self._locate(addr, n)
         view[:] = memoryview(region)[offset : offset + n]
 
+    def view(self, addr: int, n: int) -> memoryview:
+        """A writable view of the ``n`` bytes at ``addr`` (the region itself, not a copy)."""
+        region, offset = self._locate(addr, n)
+        return memoryview(region)[offset : offset + n]
+
     def valid(self, addr: int, n: int) -> bool:
         """Whether ``n`` bytes at ``addr`` lie inside one allocated region."""
         try:

@@ -132,10 +132,18 @@ class _Io:
             self.sgf_in = self.sgf_out = False
             bufs.want(buf + len(head), out_len)
             return
-        head_buf = bufs.put(head)
-        ins = [(head_buf, len(head))] if head else []
-        ins += piece_entries(bufs, pieces)
-        self.src, self.sgf_in = bufs.table(ins, order), True
+        head_buf = 0
+        if not head and not skip and len(pieces) == 1 and isinstance(pieces[0], Region):
+            # One region of the caller's and nothing before it: a flat pointer, no S/G table.
+            self.src, self.sgf_in = pieces[0].phys, False
+            if into is not None and len(into) == 1 and into[0].length == out_len:
+                self.dst, self.sgf_out = into[0].phys, False
+                return
+        else:
+            head_buf = bufs.put(head)
+            ins = [(head_buf, len(head))] if head else []
+            ins += piece_entries(bufs, pieces)
+            self.src, self.sgf_in = bufs.table(ins, order), True
         if into is None:
             self.dst, self.sgf_out = bufs.room(skip + out_len), False
             bufs.want(self.dst + skip, out_len)

@@ -18,7 +18,15 @@ from cryptoffload.caam.recipes.base import (
 )
 from cryptoffload.caam.recipes.templates import seq_job, shared
 
-__all__ = ["CHUNK", "HASHES", "HashStream", "digest", "open_stream", "prepare_digest"]
+__all__ = [
+    "CHUNK",
+    "HASHES",
+    "HashStream",
+    "digest",
+    "digest_at",
+    "open_stream",
+    "prepare_digest",
+]
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,28 @@ def prepare_digest(
     """One job: the digest of ``data`` (HMAC with ``key``)."""
     k = None if key is None else hmac_key(name, key)
     return _prepare(driver, name, "digest", k, None if k is None else key_id(k), b"", data)
+
+
+def digest_at(driver: DriverLike, name: str, phys: int, n: int, key: Bytes | None = None) -> bytes:
+    """The digest (HMAC with ``key``) of ``n`` bytes of DMA memory at ``phys`` read in place (a
+    caller's DmaBuffer): one job whatever ``n`` (EXT lengths: up to 4 GiB - 1), the message
+    never copied; only the digest comes back through a region of its own."""
+    info = _info(name)
+    k = None if key is None else hmac_key(name, key)
+    sh, shlen = shared(
+        driver, ("hash", name, "digest", None if k is None else len(k)),
+        None if k is None else key_id(k), lambda b: _build(b, info, "digest", k),
+    )  # fmt: skip
+    with Buffers(driver) as bufs:
+        out = bufs.room(info.digest_size)
+        bufs.want(out, info.digest_size)
+    if n:
+        words = seq_job(driver, shlen, seq_in=False, seq_out=False).fill(
+            sh, phys, n, out, info.digest_size
+        )
+    else:  # nothing to hash: the kernel leaves the SEQ IN PTR out
+        words = seq_job(driver, shlen, seq_in=None, seq_out=False).fill(sh, out, info.digest_size)
+    return execute(driver, Prepared(words, bufs, first_output))
 
 
 def digest(driver: DriverLike, name: str, data: Bytes, key: Bytes | None = None) -> bytes:

@@ -91,6 +91,12 @@ class JobTemplate:
             slots.append(tuple(found))
         return cls(words, tuple(slots))
 
+    @property
+    def slots(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """Per field, in the order given to ``make``: its (word index, shift) pairs, the most
+        significant word first."""
+        return self._slots
+
     def fill(self, *values: int) -> list[int]:
         """The words with the fields, in the order given to ``make``, set to ``values``."""
         words = self._words.copy()
