@@ -133,6 +133,12 @@ class CaamEngine:
         return Capabilities(True, "", self._claimed, detail=detail)
 
     @property
+    def device(self) -> Any:
+        """The device process behind a ``caam:device=`` engine (its ``pid``, ``figures()``),
+        else None."""
+        return getattr(self._transport, "device", None)
+
+    @property
     def figures(self) -> dict[str, Any]:
         """The driver's counts: jobs, descriptor words, bytes each way, errors by status...;
         on a device process also ``device``, the device's own (jobs, bytes its DMA read, the

@@ -19,6 +19,7 @@ import shutil
 import signal
 import socket
 import sys
+import time
 
 from cryptoffload.caam.device.layout import LAYOUTS, create, layout_for
 from cryptoffload.caam.device.loop import FAULTS, Device
@@ -100,7 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         parent=args.parent,
     )
 
+    terminated = []
+
     def stop(signum: int, frame: object) -> None:
+        terminated.append(signum)
         device.stop = True
 
     signal.signal(signal.SIGTERM, stop)
@@ -111,9 +115,22 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         irq.close()
         device.close()
-        if args.parent is not None and os.getppid() != args.parent:
+        if args.parent is not None and _orphaned(args.parent, terminated):
             _orphan_cleanup(args.memory)
     return 0
+
+
+def _orphaned(parent: int, terminated: list[int], wait: float = 2.0) -> bool:
+    """Whether the parent died. A dying parent closes our socket before the kernel hands us to
+    a new parent, so after the socket's end the parent id may still be the old one for a while:
+    wait for it to change, unless the parent itself asked us to stop (SIGTERM while it is still
+    our parent: it removes the directory)."""
+    deadline = time.monotonic() + wait
+    while os.getppid() == parent:
+        if terminated or time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 if __name__ == "__main__":
