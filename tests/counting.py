@@ -47,9 +47,8 @@ def engine_set(provider: Provider) -> str:
     names = [engine.name for engine in provider.engines if engine.name != SOFTWARE]
     if not names:
         return SOFTWARE
-    if len(names) == 1 and (
-        names[0].startswith(("caam:model=", "pkcs11:")) or names[0] in SYMMETRIC_ONLY
-    ):
+    real = ("caam:model=", "caam:device=", "pkcs11:")
+    if len(names) == 1 and (names[0].startswith(real) or names[0] in SYMMETRIC_ONLY):
         return REAL
     if len(names) != 1 or names[0] not in (TAKEALL, CHAOS):
         raise AssertionError(f"counting.py knows nothing about the engine set {names!r}")

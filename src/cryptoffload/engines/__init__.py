@@ -42,6 +42,12 @@ def _pkcs11(arg: str) -> Any:
     return pkcs11_from_spec(arg)
 
 
+def _synthetic(arg: str) -> Any:
+    from cryptoffload.engines.synthetic import from_spec as synthetic_from_spec
+
+    return synthetic_from_spec(arg)
+
+
 def _caam(arg: str) -> Any:
     from cryptoffload.engines.caam import from_spec as caam_from_spec
 
@@ -55,11 +61,12 @@ FACTORIES: dict[str, Factory] = {
     "cryptodev": _cryptodev,
     "caam": _caam,
     "passthrough": _passthrough,
+    "synthetic": _synthetic,
     "pkcs11": _pkcs11,
 }
 #: Kinds named explicitly, never found by ``discover``: not hardware of this machine, or (pkcs11)
 #: a token that needs a module path, a label and a PIN.
-NOT_DISCOVERED = frozenset({"software", "passthrough", "pkcs11"})
+NOT_DISCOVERED = frozenset({"software", "passthrough", "synthetic", "pkcs11"})
 
 
 def register(kind: str, factory: Factory) -> None:
