@@ -3,7 +3,9 @@
 ``pkcs11:module=PATH,token=LABEL[,pin-env=VAR|pin-file=PATH]``: the module's path, the token's
 label, and where the user PIN is read (never the PIN itself: specs reach logs and process lists).
 Modules: ``ck`` (the ctypes layer), ``spec``, ``sessions`` (login, session pool, fork),
-``mechanisms`` and ``kat`` (claims), ``formats`` (edge translation), ``keys``, ``engine``.
+``mechanisms`` and ``kat`` (claims), ``formats`` (edge translation), ``keys`` (the import cache
+and the token key classes), ``symmetric`` and ``asymmetric`` (the operations), ``tokens`` (keys
+made and found on the token), ``engine`` (probe, dispatch, error mapping).
 """
 
 from __future__ import annotations

@@ -53,6 +53,12 @@ CKR_BUFFER_TOO_SMALL = 0x150
 CKR_CRYPTOKI_NOT_INITIALIZED = 0x190
 CKR_CRYPTOKI_ALREADY_INITIALIZED = 0x191
 
+#: What a decryption that does not authenticate or decode returns: SoftHSM reports a failed
+#: GCM tag and an OAEP ciphertext that does not decrypt as CKR_GENERAL_ERROR.
+DECRYPT_FAILED = frozenset(
+    {CKR_GENERAL_ERROR, CKR_ENCRYPTED_DATA_INVALID, CKR_ENCRYPTED_DATA_LEN_RANGE, CKR_DATA_INVALID}
+)
+
 # Flags.
 CKF_OS_LOCKING_OK = 0x2
 CKF_TOKEN_PRESENT = 0x1

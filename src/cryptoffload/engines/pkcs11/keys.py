@@ -118,8 +118,7 @@ class KeyCache:
 
     def forget(self) -> None:
         """After fork: the handles were the parent's; drop them without touching the token."""
-        with contextlib.suppress(Exception):
-            self._lock = threading.Lock()
+        self._lock = threading.Lock()
         self._entries = OrderedDict()
 
 
@@ -189,10 +188,10 @@ class TokenAesKey(DeviceKey):
         )
 
 
-def _refuse(ref: TokenKeyRef, what: str) -> DeviceKeyError:
+def _refuse(ref: TokenKeyRef, what: str, who: str = "software") -> DeviceKeyError:
     return DeviceKeyError(
-        f"this {what} key lives on the token of {ref.engine} ({ref.where()}): only that engine "
-        "can use it, and its private value cannot be read out"
+        f"this {what} key lives on the token of {ref.engine} ({ref.where()}): {who} cannot use "
+        "it, only that engine can, and its private value cannot be read out"
     )
 
 
@@ -243,6 +242,10 @@ class TokenEcPrivateKey(_ec.EllipticCurvePrivateKey):
     def __repr__(self) -> str:
         return f"<TokenEcPrivateKey {self.curve.name} {self.ref.where()} on {self.ref.engine}>"
 
+    def refuse(self, who: str) -> DeviceKeyError:
+        """The error for ``who`` (another engine) being handed this key."""
+        return _refuse(self.ref, "EC", who)
+
 
 class TokenRsaPrivateKey(_rsa.RSAPrivateKey):
     """An RSA private key on a token (see TokenEcPrivateKey): sign and decrypt through its
@@ -286,5 +289,21 @@ class TokenRsaPrivateKey(_rsa.RSAPrivateKey):
     def __repr__(self) -> str:
         return f"<TokenRsaPrivateKey {self.key_size} bits {self.ref.where()} on {self.ref.engine}>"
 
+    def refuse(self, who: str) -> DeviceKeyError:
+        """The error for ``who`` (another engine) being handed this key."""
+        return _refuse(self.ref, "RSA", who)
 
-TOKEN_KEYS = (TokenAesKey, TokenEcPrivateKey, TokenRsaPrivateKey)
+
+class Held:
+    """A handle that needs no cache entry (a token key), as a context like KeyCache.use."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+    def __enter__(self) -> int:
+        return self.handle
+
+    def __exit__(self, *exc: object) -> None:
+        return None
