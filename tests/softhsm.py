@@ -17,6 +17,7 @@ MODULE_PATHS = (
     "/usr/local/lib/softhsm/libsofthsm2.so",
 )
 LABEL = "cryptoffload-test"
+OTHER_LABEL = "cryptoffload-other"
 PIN = "246810"
 PIN_ENV = "CRYPTOFFLOAD_TEST_PIN"
 
@@ -32,6 +33,11 @@ class SoftHsm:
     @property
     def spec(self) -> str:
         return f"pkcs11:module={self.module},token={self.label},pin-env={PIN_ENV}"
+
+    @property
+    def other_spec(self) -> str:
+        """The spec of the second token of the same module."""
+        return f"pkcs11:module={self.module},token={OTHER_LABEL},pin-env={PIN_ENV}"
 
 
 def module_path() -> str | None:
@@ -63,11 +69,12 @@ def start() -> SoftHsm:
         )
     os.environ["SOFTHSM2_CONF"] = conf
     os.environ[PIN_ENV] = PIN
-    subprocess.run(
-        ["softhsm2-util", "--init-token", "--free", "--label", LABEL, "--pin", PIN,
-         "--so-pin", "13579111"],
-        check=True, capture_output=True, env=os.environ,
-    )  # fmt: skip
+    for label in (LABEL, OTHER_LABEL):  # a second token, for keys that belong to another
+        subprocess.run(
+            ["softhsm2-util", "--init-token", "--free", "--label", label, "--pin", PIN,
+             "--so-pin", "13579111"],
+            check=True, capture_output=True, env=os.environ,
+        )  # fmt: skip
     return SoftHsm(module, LABEL, directory)
 
 

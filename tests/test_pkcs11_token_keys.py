@@ -53,6 +53,23 @@ def test_a_generated_aes_key_seals_and_opens_through_aesgcm_and_only_its_engine_
     assert "aes-256" in repr(key) and engine.name in repr(key)
 
 
+def test_another_token_refuses_the_key_and_so_does_software(token_provider, softhsm_token):
+    engine = token_provider.engines[0]
+    aes = engine.generate_key("aes", label=_label("aes"), bits=128)
+    ec_key = tokenkeys.generate_key(engine, "ec", label=_label("ec"), provider=token_provider)
+    other = Provider([softhsm_token.other_spec], policy=ALL)
+    try:
+        assert not other.unavailable and other.engines[0].name != engine.name
+        with pytest.raises(DeviceKeyError, match=other.engines[0].name):
+            AESGCM(aes, provider=other).encrypt(NONCE, b"m", None)
+        moved = ec.EllipticCurvePrivateKey(ec_key.to_cryptography(), provider=other)
+        with pytest.raises(DeviceKeyError, match=other.engines[0].name):
+            moved.sign(b"m", ec.ECDSA(hashes.SHA256()))
+        assert all(c["ops"] == 0 for c in other.counters.snapshot()["software"].values())
+    finally:
+        other.close()
+
+
 def test_the_same_key_found_again_by_label_or_id_gives_the_same_answers(token_provider):
     engine = token_provider.engines[0]
     label = _label("aes")
