@@ -306,6 +306,9 @@ def test_a_full_ring_is_a_busy_decline_and_software_answers(made):
     ours.encrypt(bytes(12), b"warm up", None)  # the shared descriptor is cached now
     before, jobs = engine.figures, model.counters.jobs
     model.make_ring_full()
+    # The driver reads IRSAR again once the slots it last read are used (as Linux keeps
+    # inpring_avail): they are, as far as it knows.
+    engine._driver._ring.avail = 0
     assert ours.encrypt(bytes(12), b"no room", None) == ref.encrypt(bytes(12), b"no room", None)
     c = cell(provider, engine.name, "aes-128-gcm")
     assert c["ops"] == 1 and c["declined"] == {"busy": 1} and c["faults"] == 0

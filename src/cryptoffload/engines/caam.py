@@ -363,6 +363,13 @@ class CaamEngine:
         if driver is None:
             raise Unavailable("no-device", self._gone)
         if driver._broken is not None:  # the block stopped answering: declined from now on
+            device = self.device
+            if device is not None and not device.alive():
+                raise Unavailable(
+                    "no-device",
+                    f"the device process exited (status {device.proc.returncode}): "
+                    f"{driver._broken}",
+                )
             raise Unavailable("no-device", driver._broken)
         if op.alg not in self._claimed:
             raise Unavailable("unsupported", op.alg)

@@ -326,8 +326,8 @@ class InFlight:
     def _wait(self, job: Job, timeout: float | None) -> None:
         with self._lock:
             try:
-                if job.status is None and job.error is None:
-                    self._reap()
+                if job.status is None and job.error is None and self._irq is None:
+                    self._reap()  # with an interrupt, completions are reaped when it fires
                 if job.status is None and job.error is None:
                     self._wait_long(job, self.timeout if timeout is None else timeout)
             except DeviceLost as exc:
@@ -388,10 +388,10 @@ class InFlight:
             finally:
                 self._waiters -= 1
             return spins
-        if self._reap():
-            return 0
         if self._irq is not None:
             return self._step_irq(spins, deadline)
+        if self._reap():
+            return 0
         if self._in_flight and self._ring_error():
             return 0
         self._polling = True
@@ -419,6 +419,9 @@ class InFlight:
             self._polling = False
         if fired:
             self._on_interrupt()
+            return 0
+        # No interrupt in a quarter second (or the deadline): look, in case one was lost.
+        if self._reap() or (self._in_flight and self._ring_error()):
             return 0
         return spins + 1
 

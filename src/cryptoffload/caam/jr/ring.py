@@ -53,6 +53,7 @@ class JobRing:
         self.free_slots = [self.slots + i * DESC_BYTES for i in range(depth - 1, -1, -1)]
         #: JRCFGR_LS as ``arm`` writes it: IMSK (the driver polls), or 0 / ICEN... (interrupts).
         self.cfg = regs.JRCFGR_IMSK
+        self.avail = 0  # input slots IRSAR last gave, less those used since
         self.head = 0  # next input entry
         self.tail = 0  # next output entry
 
@@ -105,13 +106,17 @@ class JobRing:
             (regs.JRCFGR_LS, self.cfg),
         ):
             self.write(reg, value)
-        self.head = self.tail = 0
+        self.head = self.tail = self.avail = 0
 
     # Entries -------------------------------------------------------------------------------
 
     def room(self) -> int:
-        """IRSAR: input slots the block says are free."""
-        return self._read32(self._irsar)
+        """Input slots free: IRSAR, read again only once the slots it last gave are used (as
+        Linux's caam_jr keeps ``inpring_avail``): the block only ever frees more meanwhile, and
+        a register read costs a bus round trip (on the device process, a wait for the device)."""
+        if self.avail <= 0:
+            self.avail = self._read32(self._irsar)
+        return self.avail
 
     def add_one(self, desc: int) -> None:
         """One input entry at the head, IRJAR = 1."""
@@ -120,6 +125,7 @@ class JobRing:
         self.transport.write(self.inring + head * self._in.size, entry)
         head += 1
         self.head = 0 if head == self.depth else head
+        self.avail -= 1
         self._write32(self._irjar, 1)
 
     def add(self, descs: Sequence[int]) -> None:
@@ -138,6 +144,7 @@ class JobRing:
             write(self.inring + head * size, data[:room])
             write(self.inring, data[room:])
         self.head = (head + n) % depth
+        self.avail -= n
         self._write32(self._irjar, n)
 
     def take(self) -> list[tuple[int, int]]:
