@@ -13,6 +13,7 @@ from cryptography.hazmat.primitives.ciphers import aead as _aead
 from cryptoffload import asyncio_lane, validate
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.dmabuffer import as_plain, claimed, involved
+from cryptoffload.lane import CURRENT, DEFAULT_BOX
 from cryptoffload.names import aes_name
 from cryptoffload.ops import AeadIntoOp, AeadOp
 from cryptoffload.provider import Lane, Provider, checked_provider, unbound_lane
@@ -59,12 +60,10 @@ class _AeadBase:
 
     def _bind(self, lane: Lane) -> None:
         self._lane = lane
-        fast = None
-        if lane.software_only:
-            fast = self._sw
-            if fast is None:
-                fast = self._sw = self._software()
-        self._fast = fast
+        if self._sw is None and not lane.required:
+            # The direct path's object (False: none can serve, e.g. a 12-byte tag).
+            self._sw = self._software() or False
+        self._fast = (self._sw or None) if lane.software_only else None
 
     def _op(self, kind: str, nonce: Any, data: Any, aad: Any) -> AeadOp:
         return AeadOp(self._alg, kind, self._key, nonce, data, aad, self._tag_length)
@@ -79,7 +78,28 @@ class _AeadBase:
 
     def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """Ciphertext followed by the tag."""
-        # The library's hot path, kept flat: see benchmarks/overhead.py.
+        # The library's hot path, kept flat: see benchmarks/overhead.py. The direct path: the
+        # lane bound is the one in force, and software takes this size (no engine claims the
+        # algorithm, or the policy holds the size back from them all): OpenSSL, then one
+        # append to the lane's record (see Lane); anything else takes _encrypt.
+        lane = self._lane
+        if (
+            (self._provider or CURRENT.get() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and ((n := len(data)) < lane.direct_below or n > lane.direct_above)
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                out = sw.encrypt(nonce, data, associated_data)
+            except (TypeError, ValueError):  # the ordinary path says why (or takes a DmaBuffer)
+                return self._encrypt(nonce, data, associated_data)
+            lane.direct(n)
+            return out
+        return self._encrypt(nonce, data, associated_data)
+
+    def _encrypt(self, nonce: Any, data: Any, associated_data: Any) -> bytes:
+        """:meth:`encrypt` off the direct path."""
         lane = self._lane.in_force(self._provider)
         if lane is not self._lane:
             self._bind(lane)
@@ -93,7 +113,7 @@ class _AeadBase:
             out = fast.encrypt(nonce, data, associated_data)
         except (TypeError, ValueError):
             if involved(data, associated_data):  # `cryptography` takes format "B" only
-                return self.encrypt(nonce, as_plain(data), as_plain(associated_data))
+                return self._encrypt(nonce, as_plain(data), as_plain(associated_data))
             self._explain(nonce, data, associated_data, 0)
             raise
         n = len(data)
@@ -104,15 +124,12 @@ class _AeadBase:
         """The direct `cryptography` object when the policy keeps this op (its payload:
         ``data`` less ``tag_length``) from every engine, else None: software then runs it as
         on a software-only lane, recorded as ``tally(~payload)`` (see Lane.holds_back)."""
-        if data.__class__ is not bytes:
-            return None
+        if data.__class__ is not bytes or lane._sample_due:
+            return None  # adaptive routing takes this op as a sample: through the lane
         n = len(data) - tag_length
         if n < 0 or lane.hold_below <= n <= lane.hold_above:
             return None
-        sw = self._sw
-        if sw is None:
-            sw = self._sw = self._software()
-        return sw
+        return self._sw or None
 
     def encrypt_into(
         self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
@@ -150,6 +167,28 @@ class _AeadBase:
 
     def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
+        lane = self._lane  # the direct path, as in encrypt
+        if (
+            (self._provider or CURRENT.get() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and ((n := len(data) - self._tag_length) < lane.direct_below or n > lane.direct_above)
+            and n >= 0
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                out = sw.decrypt(nonce, data, associated_data)
+            except InvalidTag:
+                lane.direct(n)
+                raise
+            except (TypeError, ValueError):  # the ordinary path says why (or takes a DmaBuffer)
+                return self._decrypt(nonce, data, associated_data)
+            lane.direct(n)
+            return out
+        return self._decrypt(nonce, data, associated_data)
+
+    def _decrypt(self, nonce: Any, data: Any, associated_data: Any) -> bytes:
+        """:meth:`decrypt` off the direct path."""
         lane = self._lane.in_force(self._provider)
         if lane is not self._lane:
             self._bind(lane)
@@ -163,7 +202,7 @@ class _AeadBase:
             out = fast.decrypt(nonce, data, associated_data)
         except TypeError:
             if involved(data, associated_data):  # `cryptography` takes format "B" only
-                return self.decrypt(nonce, as_plain(data), as_plain(associated_data))
+                return self._decrypt(nonce, as_plain(data), as_plain(associated_data))
             self._explain(nonce, data, associated_data, self._tag_length)
             raise
         except InvalidTag:

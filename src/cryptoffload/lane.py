@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
+from cryptoffload.adaptive import ENGINE, Adaptive
+from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.counters import FOLD_AT, Cell
 from cryptoffload.crosscheck import Check, Sampled
 from cryptoffload.devicekey import DeviceKeyError
@@ -39,6 +41,8 @@ class Provider(Protocol):
     watch: FallbackWatch
     software: Engine
     _routed: tuple[Engine, ...]
+    adaptive_clock: Callable[[], int] | None
+    adaptive_sampler: Callable[[], bool] | None
 
     def lane(self, alg: str) -> Lane: ...
 
@@ -129,6 +133,7 @@ class _Route:
 
 
 _NEVER = sys.maxsize + 1
+_MISSED = object()  # no engine took the op
 
 
 class Lane:
@@ -138,13 +143,27 @@ class Lane:
     require offload: the primitive may then call OpenSSL itself, skip building an Op, and
     record the operation with :meth:`count`. Otherwise it builds an Op and calls :meth:`run`.
     Every fallback decision (policy windows, declines, faults, ``require``) is taken here.
+
+    The direct path (the hottest primitives, see ``AESGCM.encrypt``): an op of ``n`` bytes with
+    ``n < direct_below or n > direct_above`` (every size on a software-only lane; the sizes
+    the policy holds back from every engine otherwise; none when offload is required) may run
+    in OpenSSL directly and be recorded with ``direct(n)``, as long as
+    ``len(direct_q) < direct_room``; otherwise the primitive takes its ordinary path, whose
+    :meth:`in_force` folds the record (and, with adaptive routing, takes that op as a sample).
     """
 
     __slots__ = (
         "_cell",
         "_pending",
+        "_sample_due",
+        "adaptive",
         "aead_streams",
         "alg",
+        "direct",
+        "direct_above",
+        "direct_below",
+        "direct_q",
+        "direct_room",
         "hold_above",
         "hold_below",
         "provider",
@@ -185,6 +204,25 @@ class Lane:
         #: ``tally(~n)`` records an op of n bytes that the policy kept from every engine (see
         #: :meth:`holds_back`): the engines' declines are counted when the cell folds.
         self.tally = self._pending.append
+        #: The direct path's record: a software-only lane's plain sizes; otherwise the sizes
+        #: held back from every engine, whose declines are counted when the cell folds.
+        self.direct_q = self._pending if self.software_only else self._cell.held
+        self.direct = self.direct_q.append
+        self._sample_due = False
+        self.adaptive: Adaptive | None = None
+        settings = policy.adaptive
+        open_routes = [r for r in routes if not r.denied]
+        if settings is not None and open_routes and not self.required:
+            self.adaptive = Adaptive(
+                settings,
+                min(r.low for r in open_routes),
+                self._move,
+                clock=getattr(provider, "adaptive_clock", None),
+                sampler=getattr(provider, "adaptive_sampler", None),
+            )
+            open_routes[0].cell.adaptive = self.adaptive.as_dict
+            self._move(self.adaptive.threshold)
+        self.direct_room = self.adaptive.interval if self.adaptive is not None else FOLD_AT
         self.set_holds()
         if routes:
             self._cell.on_held = self._count_held
@@ -200,9 +238,20 @@ class Lane:
             # Nothing is held back: offload is required, or no engine claims the algorithm
             # (software_only, which primitives check first).
             self.hold_below, self.hold_above = -1, _NEVER
+            # The direct path: every size when software only, none when offload is required.
+            self.direct_below = -1 if self.required else _NEVER
+            self.direct_above = _NEVER
             return
-        self.hold_below = min(route.floor for route in routes)
-        self.hold_above = max(route.ceiling for route in routes)
+        self.hold_below = self.direct_below = min(route.floor for route in routes)
+        self.hold_above = self.direct_above = max(route.ceiling for route in routes)
+
+    def _move(self, threshold: int) -> None:
+        """Adaptive routing moved the threshold: the engines open to the algorithm (not
+        denied, not disabled) take sizes from ``threshold`` up."""
+        for route in self.routes:
+            if not route.denied and not route.disabled:
+                route.low = route.floor = threshold
+        self.set_holds()
 
     def holds_back(self, size: int) -> bool:
         """Whether the policy keeps an op of ``size`` bytes from every engine on the route.
@@ -250,8 +299,10 @@ class Lane:
         provider = explicit or _current.get() or _default or default_provider()
         if provider is not self.provider:
             return provider.lane(self.alg)
-        if len(self._pending) > FOLD_AT:
+        if len(self._pending) > FOLD_AT or len(self.direct_q) >= self.direct_room:
             self._cell.fold()
+            if self.adaptive is not None:
+                self._sample_due = True  # this op is the sample of the direct ops before it
         return self
 
     def count(self, nbytes: int) -> None:
@@ -271,10 +322,24 @@ class Lane:
         """
         if not checked:
             validate_op(op)
+        if self.adaptive is not None:
+            return self._run_adaptive(op)
         size = op.size
         declines: dict[str, str] = {}
+        result = self._offer(op, size, declines, False)
+        if result is _MISSED:
+            return self._software(op, size, declines)
+        return result
+
+    def _offer(self, op: Op, size: int, declines: dict[str, str], sample: bool) -> Any:
+        """``op``'s result from the first engine on the route that takes it, or _MISSED (each
+        engine's reason in ``declines``, counted). ``sample``: adaptive routing measures the
+        engines on an op below the threshold; only their hard limits hold (max_size, deny,
+        a cross-check's disable)."""
         for route in self.routes:
-            if route.floor <= size <= route.ceiling:
+            if (route.floor <= size or (sample and not route.disabled and not route.denied)) and (
+                size <= route.ceiling
+            ):
                 try:
                     result = route.engine.run(op)
                 except Unavailable as exc:
@@ -308,6 +373,10 @@ class Lane:
             route.cell.decline(reason)
             declines[route.name] = reason
             self.provider.watch.miss(route.name, reason)
+        return _MISSED
+
+    def _software(self, op: Op, size: int, declines: dict[str, str]) -> Any:
+        """Software's answer to ``op`` (the engines' ``declines`` said why not), counted."""
         if self.required:
             raise OffloadRequired(self.alg, declines)
         try:
@@ -320,6 +389,47 @@ class Lane:
             self._cell.add(size)
             raise
         self._cell.add(size)
+        return result
+
+    def _run_adaptive(self, op: Op) -> Any:
+        """:meth:`run` with adaptive routing: the op timed on the path it takes; a sample goes
+        down the other path (below the threshold: the engines one sample, software the next,
+        whose time is otherwise never taken on the direct path)."""
+        adaptive = self.adaptive
+        assert adaptive is not None
+        size = op.size
+        sample = self._sample_due or adaptive.sampler()
+        self._sample_due = False
+        held = size < self.hold_below or size > self.hold_above
+        engines = not held
+        if sample and held:
+            # A class below the threshold: the engines measured one sample, software (the
+            # path it takes anyway, timed) the next.
+            engines = sample = adaptive.flip() and size <= self.hold_above
+        elif sample:
+            engines = False
+        clock = adaptive.clock
+        declines: dict[str, str] = {}
+        if engines:
+            start = clock()
+            result = self._offer(op, size, declines, sample)
+            if result is not _MISSED:
+                adaptive.record(size, ENGINE, clock() - start, sample)
+                return result
+            sample = False  # no engine measured: software's time below is an ordinary one
+        elif sample:
+            for route in self.routes:  # the engines are passed over to measure software
+                route.cell.decline("adaptive-sample")
+                declines[route.name] = "adaptive-sample"
+        else:
+            for route in self.routes:
+                reason = route.refusal(size) or "unsupported"
+                route.cell.decline(reason)
+                declines[route.name] = reason
+                self.provider.watch.miss(route.name, reason)
+        start = clock()
+        result = self._software(op, size, declines)
+        adaptive.record(size, _SOFTWARE_PATH, clock() - start, sample)
         return result
 
     def run_batch(self, ops: Sequence[Op]) -> list[Any]:
@@ -532,7 +642,7 @@ class _Unbound:
     """What a primitive holds before its first operation: a lane of no provider yet."""
 
     __slots__ = ("alg",)
-    provider = None
+    provider = _NO_PROVIDER = object()  # no provider's: the direct path's check never passes
 
     def __init__(self, alg: str) -> None:
         self.alg = alg
@@ -552,7 +662,11 @@ def unbound_lane(alg: str) -> Any:
 # build or check a Provider are cryptoffload.provider's, which installs the builder below.
 
 _current: ContextVar[Provider | None] = ContextVar("cryptoffload_provider", default=None)
+#: The ``using`` blocks' provider, for the direct path's check in other modules.
+CURRENT = _current
 _default: Provider | None = None
+#: ``[_default]``, for the direct path's check in other modules (one subscript, no call).
+DEFAULT_BOX: list[Provider | None] = [None]
 _default_lock = threading.Lock()
 _build_default: Callable[[], Provider] | None = None
 
@@ -574,6 +688,7 @@ def default_provider() -> Provider:
                 if _build_default is None:
                     raise RuntimeError("no provider builder installed: import cryptoffload first")
                 provider = _default = _build_default()
+                DEFAULT_BOX[0] = provider
     return provider
 
 
@@ -582,6 +697,7 @@ def replace_default(provider: Provider | None) -> None:
     global _default
     with _default_lock:
         _default = provider
+        DEFAULT_BOX[0] = provider
 
 
 def resolve(provider: Provider | None = None) -> Provider:
