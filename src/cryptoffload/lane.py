@@ -238,9 +238,10 @@ class Lane:
             # Nothing is held back: offload is required, or no engine claims the algorithm
             # (software_only, which primitives check first).
             self.hold_below, self.hold_above = -1, _NEVER
-            # The direct path: every size when software only, none when offload is required.
-            self.direct_below = -1 if self.required else _NEVER
-            self.direct_above = _NEVER
+            # The direct path: none when offload is required, else every size (n > -1: both
+            # bounds small ints, which CPython 3.11 compares on its fastest path).
+            self.direct_below = -1
+            self.direct_above = _NEVER if self.required else -1
             return
         self.hold_below = self.direct_below = min(route.floor for route in routes)
         self.hold_above = self.direct_above = max(route.ceiling for route in routes)
