@@ -1,14 +1,19 @@
 """Adaptive routing: per algorithm, a threshold moved at run time by the measured cost per path.
 
 One :class:`Adaptive` per lane (algorithm) when the policy turns it on. Sizes fall in classes by
-their bit length (0, 1, 2-3, 4-7, ... bytes: powers of two). Every op the lane runs is timed on
-the path it took (engine or software) and the time (ns per op) goes into an EWMA for that path
-and class. A small fraction of ops (``sample``) is sent down the other path to measure it. When
-both paths of a class have ``min_samples`` fresh samples and the other path is faster by more
-than ``margin``, the threshold moves across the class: down to the class's first size when the
-engine wins a class below it, up past the class when software wins a class at or above it.
-The engines then take sizes from the threshold up (their ``max_size``, ``deny``, ``require``
-and a cross-check's ``disabled`` still hold).
+their bit length (0, 1, 2-3, 4-7, ... bytes: powers of two). A share of ops (``sample``, by
+the sampler) is due to be measured: alternately one goes down the other path (a sample) and
+one down its own, timed (ns per op) into an EWMA for that path and class; other ops are not
+timed. When both paths of a class have ``min_samples`` fresh times and the other path is
+faster by more than ``margin``, the threshold moves across the class: down to the class's
+first size when the engine wins a class below it, up past the class when software wins a
+class at or above it. The engines then take sizes from the threshold up (their ``max_size``,
+``deny``, ``require`` and a cross-check's ``disabled`` still hold).
+
+A class whose evidence is clear the other way (its own path faster by more than ``margin``)
+is settled: it skips its next 3, 15, 63 ... up to :data:`MAX_SKIP` due ops (four times more
+each time it is confirmed; back to every one when the evidence is unclear or the threshold
+moves), so a path many times slower costs that class a few per mille, not the sampled share.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from typing import Any
 
 #: Size classes: bit lengths 0..64.
 CLASSES = 65
+#: Most due samples a settled class skips between two it takes.
+MAX_SKIP = 255
 ENGINE, SOFTWARE = 0, 1
 
 
@@ -128,13 +135,25 @@ class Adaptive:
         self._lock = threading.Lock()
         self.cost: list[list[float]] = [[0.0] * CLASSES, [0.0] * CLASSES]
         self.fresh: list[list[int]] = [[0] * CLASSES, [0] * CLASSES]
+        self.skip = [0] * CLASSES
+        self._skipped = [0] * CLASSES
         self.samples = 0
         self.moves = 0
         self._flip = False
 
+    def take(self, size: int) -> bool:
+        """Whether a due sample of ``size`` is taken (False: its class is settled and skips
+        it; the op takes its ordinary path)."""
+        c = size.bit_length()
+        if self._skipped[c] < self.skip[c]:
+            self._skipped[c] += 1
+            return False
+        self._skipped[c] = 0
+        return True
+
     def flip(self) -> bool:
-        """Alternately True and False: a sample of a class below the threshold measures the
-        engine one time, software the next (software's own timing is otherwise never taken)."""
+        """Alternately True and False: a due op measures the other path one time (a sample),
+        its own the next (ops that are not due are not timed)."""
         self._flip = not self._flip
         return self._flip
 
@@ -166,9 +185,16 @@ class Adaptive:
         elif offloaded and software < engine * keep:
             new = 1 << c
         else:
+            taken, other = (engine, software) if offloaded else (software, engine)
+            if taken < other * keep:  # settled: sample it less, from fresh evidence
+                self.skip[c] = min(4 * self.skip[c] + 3, MAX_SKIP)
+                self.fresh[ENGINE][c] = self.fresh[SOFTWARE][c] = 0
+            else:
+                self.skip[c] = 0
             return None
         self.threshold = new
         self.moves += 1
+        self.skip[c] = 0
         self.fresh[ENGINE][c] = self.fresh[SOFTWARE][c] = 0
         return new
 

@@ -393,44 +393,50 @@ class Lane:
         return result
 
     def _run_adaptive(self, op: Op) -> Any:
-        """:meth:`run` with adaptive routing: the op timed on the path it takes; a sample goes
-        down the other path (below the threshold: the engines one sample, software the next,
-        whose time is otherwise never taken on the direct path)."""
+        """:meth:`run` with adaptive routing. A due op (the sampler's, or one the direct path
+        handed over) is timed: alternately down the other path (a sample) and down its own;
+        other ops take their path untimed. Ops below the threshold are recorded as the
+        direct path records them (``tally(~size)``: the engines' declines counted at the fold).
+        """
         adaptive = self.adaptive
         assert adaptive is not None
         size = op.size
-        sample = self._sample_due or adaptive.sampler()
+        due = (self._sample_due or adaptive.sampler()) and adaptive.take(size)
         self._sample_due = False
         held = size < self.hold_below or size > self.hold_above
-        engines = not held
-        if sample and held:
-            # A class below the threshold: the engines measured one sample, software (the
-            # path it takes anyway, timed) the next.
-            engines = sample = adaptive.flip() and size <= self.hold_above
-        elif sample:
-            engines = False
-        clock = adaptive.clock
+        # Above every engine's max_size no sample can be taken: its own path is timed.
+        sample = due and adaptive.flip() and size <= self.hold_above
         declines: dict[str, str] = {}
-        if engines:
-            start = clock()
+        clock = adaptive.clock
+        if held == sample:  # the engines: their sizes, or a sample of a class below them
+            start = clock() if due else 0
             result = self._offer(op, size, declines, sample)
             if result is not _MISSED:
-                adaptive.record(size, ENGINE, clock() - start, sample)
+                if due:
+                    adaptive.record(size, ENGINE, clock() - start, sample)
                 return result
-            sample = False  # no engine measured: software's time below is an ordinary one
-        elif sample:
-            for route in self.routes:  # the engines are passed over to measure software
+            due = sample = False  # no engine measured: software answers, untimed
+        elif sample:  # software, measured on an op of the engines' sizes
+            for route in self.routes:
                 route.cell.decline("adaptive-sample")
                 declines[route.name] = "adaptive-sample"
-        else:
-            for route in self.routes:
-                reason = route.refusal(size) or "unsupported"
-                route.cell.decline(reason)
-                declines[route.name] = reason
-                self.provider.watch.miss(route.name, reason)
-        start = clock()
+        elif held:  # software, as on the direct path
+            start = clock() if due else 0
+            try:
+                result = self.provider.software.run(op)
+            except DeviceKeyError:
+                raise
+            except BaseException:
+                self.tally(~size)
+                raise
+            self.tally(~size)
+            if due:
+                adaptive.record(size, _SOFTWARE_PATH, clock() - start, False)
+            return result
+        start = clock() if due else 0
         result = self._software(op, size, declines)
-        adaptive.record(size, _SOFTWARE_PATH, clock() - start, sample)
+        if due:
+            adaptive.record(size, _SOFTWARE_PATH, clock() - start, sample)
         return result
 
     def run_batch(self, ops: Sequence[Op]) -> list[Any]:
