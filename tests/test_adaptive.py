@@ -10,6 +10,7 @@ from cryptography.hazmat.primitives.ciphers import aead as ref_aead
 from cryptoffload import Policy, Provider
 from cryptoffload.adaptive import AdaptiveSettings
 from cryptoffload.aead import AESGCM
+from cryptoffload.counters import FOLD_AT
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.ops import AeadOp
@@ -215,3 +216,14 @@ def test_a_settled_class_is_sampled_less_often_than_the_sampled_share():
     assert info["moves"] == 0
     assert info["samples"] < 1000 // 4  # the due samples were 1000
     assert len(software.sizes) == info["samples"]
+
+
+def test_ops_below_the_threshold_through_the_lane_keep_the_record_bounded_and_exact():
+    provider, engine, _software = crossover_provider(min_size=1 << 30, min_samples=10**6)
+    lane = provider.lane(ALG)
+    run_mix(provider, [10], rounds=3 * FOLD_AT)
+    assert len(lane.tally.__self__) <= FOLD_AT + 1
+    snap = provider.counters.snapshot()
+    on_engine = len(engine.sizes)
+    assert snap["software"][ALG]["ops"] + on_engine == 3 * FOLD_AT
+    assert snap["costed"][ALG]["declined"]["below-threshold"] == 3 * FOLD_AT - on_engine

@@ -20,6 +20,9 @@ from cryptoffload.provider import Lane, Provider, checked_provider, unbound_lane
 
 __all__ = ["AESCCM", "AESGCM", "AESGCMSIV", "AESOCB3", "AESSIV", "ChaCha20Poly1305"]
 
+#: The using blocks' provider (``ContextVar.get`` bound once: no method lookup per op).
+_using = CURRENT.get
+
 
 class _AeadBase:
     """Shared by AESGCM and AESCCM.
@@ -84,7 +87,7 @@ class _AeadBase:
         # append to the lane's record (see Lane); anything else takes _encrypt.
         lane = self._lane
         if (
-            (self._provider or CURRENT.get() or DEFAULT_BOX[0]) is lane.provider
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
             and data.__class__ is bytes
             and ((n := len(data)) < lane.direct_below or n > lane.direct_above)
             and len(lane.direct_q) < lane.direct_room
@@ -169,7 +172,7 @@ class _AeadBase:
         """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
         lane = self._lane  # the direct path, as in encrypt
         if (
-            (self._provider or CURRENT.get() or DEFAULT_BOX[0]) is lane.provider
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
             and data.__class__ is bytes
             and ((n := len(data) - self._tag_length) < lane.direct_below or n > lane.direct_above)
             and n >= 0

@@ -307,7 +307,8 @@ class Lane:
         return self
 
     def count(self, nbytes: int) -> None:
-        """One operation of ``nbytes`` that the primitive ran in software itself."""
+        """One operation of ``nbytes`` that the primitive ran in software itself (``~size``:
+        one the policy held back from every engine, as for :attr:`tally`); folds when due."""
         pending = self._pending
         pending.append(nbytes)
         if len(pending) > FOLD_AT:
@@ -427,9 +428,9 @@ class Lane:
             except DeviceKeyError:
                 raise
             except BaseException:
-                self.tally(~size)
+                self.count(~size)
                 raise
-            self.tally(~size)
+            self.count(~size)
             if due:
                 adaptive.record(size, _SOFTWARE_PATH, clock() - start, False)
             return result
