@@ -36,6 +36,12 @@ def _passthrough(arg: str) -> Any:
     return passthrough_from_spec(arg)
 
 
+def _synthetic(arg: str) -> Any:
+    from cryptoffload.engines.synthetic import from_spec as synthetic_from_spec
+
+    return synthetic_from_spec(arg)
+
+
 def _caam(arg: str) -> Any:
     from cryptoffload.engines.caam import from_spec as caam_from_spec
 
@@ -49,9 +55,10 @@ FACTORIES: dict[str, Factory] = {
     "cryptodev": _cryptodev,
     "caam": _caam,
     "passthrough": _passthrough,
+    "synthetic": _synthetic,
 }
 #: Kinds that are not hardware of this machine: named explicitly, never found by ``discover``.
-NOT_DISCOVERED = frozenset({"software", "passthrough"})
+NOT_DISCOVERED = frozenset({"software", "passthrough", "synthetic"})
 
 
 def register(kind: str, factory: Factory) -> None:

@@ -3,9 +3,12 @@
 Per engine and algorithm the benchmark's case (:mod:`cryptoffload.tools.bench.cases`) runs on
 the engine and on software side by side, in alternating trials, at sizes chosen by a search:
 both ends of the range and the middle, then bisection (in log size) of every interval whose
-ends disagree on who wins, down to one step (a factor of ``step``). The policy written gives
-each engine its own ``min_size`` / ``max_size`` where it wins, ``exclude`` where it never
-does, and keeps the measurements under ``calibration``.
+ends disagree on who wins, down to one step (a factor of ``step``). Each size is decided by
+:mod:`cryptoffload.tools.calibrate_stats` (the engine only when a sign test over the paired
+trials says it is faster, by more than 5%, with hysteresis). The policy written gives each
+engine its own ``min_size`` / ``max_size`` where it wins, ``exclude`` where it never does or
+the gain is not significant, and keeps the measurements, decisions and confidence under
+``calibration``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from cryptoffload.policy import Policy
 from cryptoffload.provider import Provider
 from cryptoffload.tools.bench import cases
 from cryptoffload.tools.bench.cases import MIB, Case
-from cryptoffload.tools.bench.timing import run_for, summarize
+from cryptoffload.tools.bench.timing import run_for
+from cryptoffload.tools.calibrate_stats import NO_GAIN, assess
+from cryptoffload.tools.calibrate_stats import verdict as verdict
 from cryptoffload.tools.targets import Target, Targets
 from cryptoffload.tools.verify import TAKE_ALL, select
 
@@ -36,13 +41,15 @@ TOOK = 0.5
 @dataclass(frozen=True)
 class Settings:
     """The search: sizes from ``low`` to ``high`` bytes, ``step`` the finest ratio between two
-    sizes measured; each point ``trials`` trials a side of ``seconds`` each."""
+    sizes measured; each point ``trials`` paired trials of ``seconds`` each (at least
+    :func:`~cryptoffload.tools.calibrate_stats.fewest_pairs`, 5, for the sign test to decide;
+    8 lets one pair of the 8 go the other way, a trial a busy machine spoilt, at p = 0.035)."""
 
     low: int = 16
     high: int = 65536
     step: float = math.sqrt(2)
-    seconds: float = 0.03
-    trials: int = 3
+    seconds: float = 0.02
+    trials: int = 8
 
 
 def case_for(alg: str) -> Case | None:
@@ -77,37 +84,26 @@ def measure_point(
     moved = diff(before, engine.counters.snapshot())
     mine = moved.get(name, {}).get(case.algorithm, {})
     total = sum(algs.get(case.algorithm, {}).get("ops", 0) for algs in moved.values())
-    eng, eng_spread, _ = summarize(rates["engine"])
-    sw, sw_spread, _ = summarize(rates["software"])
-    point = {
-        "size": size if case.bulk else 0,
-        "engine": round(eng, 3),
-        "software": round(sw, 3),
-        "ratio": round(eng / sw, 4) if sw else 0.0,
-        "band": round(max(eng_spread, sw_spread), 4),
-        "share": round(mine.get("ops", 0) / total, 3) if total else 0.0,
-    }
-    if point["share"] < TOOK:
-        declined = mine.get("declined", {})
-        point["declined"] = ", ".join(f"{r} x{n}" for r, n in declined.items()) or "not taken"
+    share = round(mine.get("ops", 0) / total, 3) if total else 0.0
+    declined = None
+    if share < TOOK:
+        reasons = mine.get("declined", {})
+        declined = ", ".join(f"{r} x{n}" for r, n in reasons.items()) or "not taken"
+    point = {"size": size if case.bulk else 0}
+    point.update(assess(rates["engine"], rates["software"], declined))
+    point["share"] = share
     return point
 
 
-def beyond_noise(point: Mapping[str, Any]) -> bool:
-    """Whether engine and software differ at this point by more than its noise band, in ratio
-    terms (50x slower is beyond a 200% spread; 1.5x faster is not beyond a 60% one)."""
-    ratio = point["ratio"]
-    return ratio <= 0 or abs(math.log(ratio)) > math.log1p(point["band"])
-
-
 def wins(point: Mapping[str, Any]) -> bool:
-    """Whether the engine was faster at this point (and did the work)."""
-    return point["ratio"] > 1 and "declined" not in point
+    """Whether the engine was chosen at this point (faster beyond the noise, and did the work)."""
+    return point["decision"] == "engine"
 
 
 def search(measure: Callable[[int], dict[str, Any]], settings: Settings) -> list[dict[str, Any]]:
     """Points at both ends and the middle, then the middle of every interval whose ends
-    disagree, until each such interval is one step wide; sorted by size."""
+    disagree (engine chosen at one, not at the other), until each such interval is one step
+    wide; sorted by size."""
     low, high = settings.low, settings.high
     points = {size: measure(size) for size in sorted({low, _middle(low, high), high})}
     while True:
@@ -121,33 +117,6 @@ def search(measure: Callable[[int], dict[str, Any]], settings: Settings) -> list
             return [points[s] for s in sorted(points)]
         for m in todo:
             points[m] = measure(m)
-
-
-def verdict(points: Sequence[Mapping[str, Any]], bulk: bool) -> dict[str, Any]:
-    """Where the engine pays, from the measured points: ``kind`` is "always", "never",
-    "below noise" (every difference within its noise band), "crosses" (pays from
-    ``min_size`` up), "falls" (pays up to ``max_size``) or "window" (between the two);
-    "mixed" is added when the engine wins in more than one stretch (the highest is kept)."""
-    if not any(beyond_noise(p) or "declined" in p for p in points):
-        return {"kind": "below noise", "min_size": None, "max_size": None}
-    winning = [wins(p) for p in points]
-    if not any(winning):
-        return {"kind": "never", "min_size": None, "max_size": None}
-    if all(winning):
-        return {"kind": "always", "min_size": 0, "max_size": None}
-    runs = [list(g) for k, g in itertools.groupby(range(len(points)), key=lambda i: winning[i])]
-    stretches = [r for r in runs if winning[r[0]]]
-    best = stretches[-1]
-    first, last = best[0], best[-1]
-    low = 0 if first == 0 else points[first]["size"]
-    high = None if last == len(points) - 1 else points[last]["size"]
-    kind = {(True, False): "crosses", (False, True): "falls"}.get((low > 0, high is not None))
-    kind = kind or "window"
-    if len(stretches) > 1:
-        kind += " (mixed)"
-    if not bulk:
-        low = 0
-    return {"kind": kind, "min_size": low, "max_size": high}
 
 
 def calibrate_engine(
@@ -232,8 +201,9 @@ def run(
 
 def policy_from(report: Mapping[str, Any], base: Policy | None = None) -> Policy:
     """``base`` (or an empty policy) with a section per calibrated engine: ``min_size`` and
-    ``max_size`` where it wins, ``exclude`` where it never does; nothing for a difference
-    below the noise. The figures go under ``calibration`` (machine, engines, points)."""
+    ``max_size`` where it wins, ``exclude`` where it never does and where the gain is not
+    significant (software, the cheaper path to run). The figures go under ``calibration``
+    (machine, engines, per algorithm the verdict, its reason and confidence, the points)."""
     data = base.to_dict() if base is not None else Policy().to_dict()
     sections = dict(data.get("engines", {}))
     for engine in report["engines"]:
@@ -241,9 +211,9 @@ def policy_from(report: Mapping[str, Any], base: Policy | None = None) -> Policy
             continue
         section: dict[str, Any] = {"min_size": {}, "max_size": {}, "exclude": []}
         for r in engine["results"]:
-            if r["kind"] == "never":
+            if r["kind"] in ("never", NO_GAIN):
                 section["exclude"].append(r["algorithm"])
-            elif r["kind"] != "below noise":
+            else:
                 section["min_size"][r["algorithm"]] = r["min_size"]
                 if r["max_size"] is not None:
                     section["max_size"][r["algorithm"]] = r["max_size"]

@@ -21,12 +21,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="measure where each engine pays and write the policy that routes by it",
         description="For each engine (named, else every engine found, with the hardware drivers "
         "the kernel lists but does not choose) and algorithm it claims: engine and software "
-        "throughput side by side at sizes found by a search (bisection towards where the faster "
-        "side changes, down to one step of the square root of 2), the crossover, and with "
-        "--write a policy file (TOML) giving each engine its minimum (and maximum) sizes, "
-        "excluding it where it never wins, with the figures behind them. Exit status 1 when an "
-        "engine named is not available or claims none of the algorithms asked, 2 for usage "
-        "errors.",
+        "throughput side by side in paired trials at sizes found by a search (bisection towards "
+        "where the chosen side changes, down to one step of the square root of 2). The engine "
+        "is chosen at a size only when a sign test over the paired trials says it is faster "
+        "(p <= 0.05), by more than 5%, and a neighbouring size agrees (hysteresis); otherwise "
+        "software "
+        "('no significant gain'). With --write, a policy file (TOML) giving each engine its "
+        "minimum (and maximum) sizes, excluding it where it never wins or the gain is not "
+        "significant, with the figures and each decision's confidence. With --check PATH, the "
+        "decisions of a written policy are measured again: exit 0 when all still hold, 1 when "
+        "some do not. Exit status 1 when an engine named is not available or claims none of "
+        "the algorithms asked, 2 for usage errors.",
     )
     p.add_argument(
         "--algs",
@@ -35,6 +40,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="comma-separated algorithm names or globs (default: every algorithm claimed)",
     )
     p.add_argument("--write", metavar="PATH", help="write the policy (TOML) here")
+    p.add_argument(
+        "--check",
+        metavar="PATH",
+        help="re-measure the decisions of the policy at PATH and say whether each still holds",
+    )
     p.add_argument(
         "--max-size",
         type=_block_size,
@@ -45,12 +55,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--time",
         type=_seconds,
-        default=0.03,
+        default=None,
         metavar="S",
-        help="seconds per trial (default 0.03)",
+        help="seconds per trial (default 0.02; with --check, the policy's)",
     )
     p.add_argument(
-        "--trials", type=_trials, default=3, metavar="N", help="trials a side per size (default 3)"
+        "--trials",
+        type=_trials,
+        default=None,
+        metavar="N",
+        help="paired trials per size, at least 5 (default 8; with --check, the policy's)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -62,13 +76,25 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
     """``calibrate``: measure, print (or JSON), write the policy with ``--write``."""
     from cryptoffload.tools import calibrate, targets, verify
     from cryptoffload.tools.bench.progress import progress_on_stderr
+    from cryptoffload.tools.calibrate_stats import fewest_pairs
 
     verify.check_patterns(args.algs)
+    if args.trials is not None and args.trials < fewest_pairs():
+        raise ValueError(
+            f"--trials must be at least {fewest_pairs()}: with {args.trials} paired trials the "
+            "sign test can never reach p <= 0.05, so no size could be decided for the engine"
+        )
+    if args.check:
+        return cmd_check(args, console)
     if args.max_size < 32:
         raise ValueError(f"--max-size must be at least 32 bytes, got {args.max_size}")
     base = calibrate.load_base(args.write) if args.write else None
     found = targets.resolve(args.specs)
-    settings = calibrate.Settings(high=args.max_size, seconds=args.time, trials=args.trials)
+    settings = calibrate.Settings(
+        high=args.max_size,
+        seconds=args.time if args.time is not None else calibrate.Settings.seconds,
+        trials=args.trials if args.trials is not None else calibrate.Settings.trials,
+    )
     quiet = args.quiet or args.json
     with progress_on_stderr(calibrate.steps(found, args.algs), quiet) as step:
         report = calibrate.run(found, args.algs, settings, progress=step)
@@ -92,6 +118,64 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
     return 1 if missing or claim_none or not report["engines"] else 0
 
 
+def cmd_check(args: argparse.Namespace, console: Console) -> int:
+    """``calibrate --check PATH``: re-measure, print the table (or JSON), 0 if all hold."""
+    from cryptoffload.policy import Policy
+    from cryptoffload.tools import calibrate_check
+    from cryptoffload.tools.bench.progress import progress_on_stderr
+
+    if args.write:
+        raise ValueError("--check and --write do not go together: check a policy, or write one")
+    policy = Policy.load(args.check)
+    saved = calibrate_check.recorded(policy)
+    settings = calibrate_check.settings_for(policy, args.time, args.trials)
+    steps = sum(len(e["results"]) for e in saved if not args.specs or e["name"] in args.specs)
+    with progress_on_stderr(steps, args.quiet or args.json) as step:
+        report = calibrate_check.check(policy, args.specs, args.algs, settings, progress=step)
+    report["policy"] = args.check
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print_check(report, console)
+    return 0 if report["holds"] else 1
+
+
+def print_check(report: dict[str, Any], console: Console) -> None:
+    """One table per engine: per algorithm the policy's routing, the sizes measured again (the
+    routing now, ratio, noise, sign-test p) and whether the decision still holds."""
+    for engine in report["engines"]:
+        if not engine["available"]:
+            console.print(
+                f"[bold red]FAIL[/] {engine['name']} is not available: {engine['reason']}",
+                highlight=False,
+            )
+            continue
+        table = Table(title=f"calibrate --check {report['policy']}: {engine['name']}")
+        for column in ("algorithm", "policy", "measured again (size: now, ratio, p)", "holds"):
+            table.add_column(column, overflow="fold")
+        for r in engine["results"]:
+            cells = []
+            for row in r["sizes"]:
+                where = _size(row["size"]) if row["size"] else "-"
+                mark = "" if row["holds"] else f"  <- {row['why']}"
+                cells.append(
+                    f"{where}: {row['now']} {row['ratio']:.3g}x ±{row['band']:.0%} "
+                    f"p={row['p']:.3g}{mark}"
+                )
+            policy = r["policy"]
+            if policy != "exclude":
+                policy = f"engine from {_size(policy['min_size']) if policy['min_size'] else 0}"
+                if r["policy"]["max_size"] is not None:
+                    policy += f" up to {_size(r['policy']['max_size'])}"
+            verdict = "holds" if r["holds"] else "[bold red]no longer holds[/]"
+            table.add_row(r["algorithm"], policy, "\n".join(cells), verdict)
+        console.print(table)
+    held = sum(r["holds"] for e in report["engines"] for r in e["results"])
+    total = sum(len(e["results"]) for e in report["engines"])
+    word = "all hold" if report["holds"] else "some no longer hold"
+    console.print(f"{held} of {total} decision(s) hold: {word}", markup=False, highlight=False)
+
+
 def _claims_none(engine: dict[str, Any], patterns: list[str] | None) -> str:
     """As ``verify`` says it: an engine claiming none of the algorithms asked."""
     if not patterns:
@@ -113,18 +197,26 @@ def _points(r: dict[str, Any]) -> str:
     for p in r["points"]:
         where = _size(p["size"]) if p["size"] else "-"
         mark = " (declined)" if "declined" in p else ""
-        cells.append(f"{where}: {p['ratio']:.3g}x ±{p['band']:.0%}{mark}")
+        choice = "engine" if p["decision"] == "engine" else "sw"
+        cells.append(f"{where}: {p['ratio']:.3g}x ±{p['band']:.0%} p={p['p']:.2g} {choice}{mark}")
     return "\n".join(cells)
 
 
 _VERDICT = {
     "always": "engine always wins",
     "never": "engine never wins",
-    "below noise": "no difference beyond the noise",
+    "no significant gain": "no significant gain: software",
 }
 
 
 def _verdict(r: dict[str, Any]) -> str:
+    text = _verdict_kind(r)
+    if "confidence" in r:
+        text += f"\nconfidence {r['confidence']:.3g}"
+    return text
+
+
+def _verdict_kind(r: dict[str, Any]) -> str:
     kind = r["kind"]
     if kind in _VERDICT:
         return _VERDICT[kind]
@@ -136,10 +228,8 @@ def _verdict(r: dict[str, Any]) -> str:
 
 def _policy_cell(r: dict[str, Any]) -> str:
     kind = r["kind"]
-    if kind == "never":
+    if kind in ("never", "no significant gain"):
         return "exclude"
-    if kind == "below noise":
-        return "(nothing: default routing)"
     text = f"min_size {r['min_size']}"
     if r["max_size"] is not None:
         text += f", max_size {r['max_size']}"

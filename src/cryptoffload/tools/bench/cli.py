@@ -46,8 +46,16 @@ def comma_list(text: str) -> list[str]:
 
 def engine_list(text: str) -> list[str]:
     """An argparse type for ``--engines``, the same in every command: a :func:`comma_list` of
-    engine specs, at least one (an empty list is a usage error, not "the engines found")."""
-    items = comma_list(text)
+    engine specs (an item ``key=value`` continues the spec before it), at least one (an empty
+    list is a usage error, not "the engines found")."""
+    items: list[str] = []
+    for item in comma_list(text):
+        # ``key=value`` with no ``kind:`` before it is the previous spec's next option
+        # (``synthetic:latency=20us,throughput=2GiB/s``, ``caam:model=t2080,seed=01``).
+        if items and ":" in items[-1] and "=" in item.split(":", 1)[0]:
+            items[-1] += "," + item
+        else:
+            items.append(item)
     if not items:
         raise argparse.ArgumentTypeError(
             f"no engine named in --engines: expected a comma-separated list of engine specs "
