@@ -127,11 +127,15 @@ class _AeadBase:
         """The direct `cryptography` object when the policy keeps this op (its payload:
         ``data`` less ``tag_length``) from every engine, else None: software then runs it as
         on a software-only lane, recorded as ``tally(~payload)`` (see Lane.holds_back)."""
-        if data.__class__ is not bytes or lane._sample_due:
-            return None  # adaptive routing takes this op as a sample: through the lane
+        if data.__class__ is not bytes:
+            return None
         n = len(data) - tag_length
         if n < 0 or lane.hold_below <= n <= lane.hold_above:
             return None
+        if lane._sample_due:  # adaptive routing: this op is due to be measured
+            if lane.adaptive.take(n):
+                return None  # through the lane, which measures it
+            lane._sample_due = False  # its class is settled: skipped, run directly
         return self._sw or None
 
     def encrypt_into(

@@ -402,7 +402,8 @@ class Lane:
         adaptive = self.adaptive
         assert adaptive is not None
         size = op.size
-        due = (self._sample_due or adaptive.sampler()) and adaptive.take(size)
+        # Due: handed over by the direct path (which asked take() already), or the sampler's.
+        due = self._sample_due or (adaptive.sampler() and adaptive.take(size))
         self._sample_due = False
         held = size < self.hold_below or size > self.hold_above
         # Above every engine's max_size no sample can be taken: its own path is timed.
