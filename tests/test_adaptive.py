@@ -4,6 +4,8 @@ crossover (a fake clock that each path advances by its cost: deterministic), and
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from cryptography.hazmat.primitives.ciphers import aead as ref_aead
 
@@ -227,3 +229,16 @@ def test_ops_below_the_threshold_through_the_lane_keep_the_record_bounded_and_ex
     on_engine = len(engine.sizes)
     assert snap["software"][ALG]["ops"] + on_engine == 3 * FOLD_AT
     assert snap["costed"][ALG]["declined"]["below-threshold"] == 3 * FOLD_AT - on_engine
+
+
+def test_async_and_batch_calls_under_adaptive_routing_give_softwares_answers_and_count_all():
+    provider, _engine, _software = crossover_provider(min_size=0, sample_every=2)
+    gcm = AESGCM(KEY, provider=provider)
+    ref = ref_aead.AESGCM(KEY)
+    items = [(NONCE, bytes(size), b"aad") for size in (10, 5000, 70000)]
+    assert gcm.encrypt_many(items) == [ref.encrypt(*item) for item in items]
+    sealed = asyncio.run(gcm.encrypt_async(NONCE, b"x" * 100, None))
+    assert sealed == ref.encrypt(NONCE, b"x" * 100, None)
+    snap = provider.counters.snapshot()
+    done = snap["costed"][ALG]["ops"] + snap["software"].get(ALG, {}).get("ops", 0)
+    assert done == 4
