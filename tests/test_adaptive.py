@@ -54,6 +54,19 @@ class CostedEngine(CostedSoftware):
         return Capabilities(available=True, algorithms=frozenset({ALG}))
 
 
+class CostedDirect:
+    """`cryptography`'s object on the direct path, costing ``fixed + per_byte * size`` ns."""
+
+    def __init__(self, sw, clock: FakeClock, fixed: float, per_byte: float) -> None:
+        self.sw, self.clock, self.fixed, self.per_byte = sw, clock, fixed, per_byte
+        self.calls = 0
+
+    def encrypt(self, nonce, data, aad):
+        self.calls += 1
+        self.clock.now += int(self.fixed + self.per_byte * len(data))
+        return self.sw.encrypt(nonce, data, aad)
+
+
 def every(k: int):
     """A sampler that says yes to every k-th call."""
     calls = [0]
@@ -194,17 +207,20 @@ def test_max_size_and_deny_still_hold_under_adaptive_routing():
 
 
 def test_held_back_direct_ops_are_sampled_on_the_engine_through_aesgcm():
-    provider, _engine, _software = crossover_provider(min_size=1 << 30, sample_every=8)
+    provider, _engine, software = crossover_provider(min_size=1 << 30, sample_every=8)
     gcm = AESGCM(KEY, provider=provider)
     ref = ref_aead.AESGCM(KEY)
+    gcm.encrypt(NONCE, b"", None)  # bound: the direct path's OpenSSL object now costed
+    direct = gcm._sw = CostedDirect(gcm._sw, software.clock, 200, 1.0)
     data = bytes(262144)
     for _ in range(400):
         assert gcm.encrypt(NONCE, data, None) == ref.encrypt(NONCE, data, None)
     lane = provider.lane(ALG)
     assert lane.adaptive.threshold <= 262144  # the engine won the class back
     snap = provider.counters.snapshot()
-    assert snap["costed"][ALG]["ops"] + snap["software"][ALG]["ops"] == 400
+    assert snap["costed"][ALG]["ops"] + snap["software"][ALG]["ops"] == 401
     assert snap["costed"][ALG]["ops"] > 200
+    assert direct.calls > 0  # software measured on the direct path while held back
 
 
 def test_a_settled_class_is_sampled_less_often_than_the_sampled_share():

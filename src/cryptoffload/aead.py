@@ -11,9 +11,11 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
 
 from cryptoffload import asyncio_lane, validate
+from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
+from cryptoffload.adaptive import Adaptive
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.dmabuffer import as_plain, claimed, involved
-from cryptoffload.lane import CURRENT, DEFAULT_BOX
+from cryptoffload.lane import CURRENT, DEFAULT_BOX, SAMPLE_NOW
 from cryptoffload.names import aes_name
 from cryptoffload.ops import AeadIntoOp, AeadOp
 from cryptoffload.provider import Lane, Provider, checked_provider, unbound_lane
@@ -132,11 +134,18 @@ class _AeadBase:
         n = len(data) - tag_length
         if n < 0 or lane.hold_below <= n <= lane.hold_above:
             return None
+        sw = self._sw or None
         if lane._sample_due:  # adaptive routing: this op is due to be measured
-            if lane.adaptive.take(n):
-                return None  # through the lane, which measures it
-            lane._sample_due = False  # its class is settled: skipped, run directly
-        return self._sw or None
+            adaptive = lane.adaptive
+            if not adaptive.take(n):
+                lane._sample_due = False  # its class is settled: skipped, run directly
+            elif adaptive.flip():
+                lane._sample_due = SAMPLE_NOW  # the engines' turn: through the lane
+                return None
+            else:
+                lane._sample_due = False  # software's turn: the direct call itself, timed
+                return _Timed(sw, adaptive, n) if sw is not None else None
+        return sw
 
     def encrypt_into(
         self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
@@ -348,6 +357,35 @@ class _AeadBase:
             if result.__class__ is not int:
                 into[:] = result
             return need
+
+
+class _Timed:
+    """The direct path's `cryptography` object for one op that adaptive routing measures:
+    software's time there (no Op), as the direct path pays it, goes into the running cost."""
+
+    __slots__ = ("_adaptive", "_n", "_sw")
+
+    def __init__(self, sw: Any, adaptive: Adaptive, n: int) -> None:
+        self._sw, self._adaptive, self._n = sw, adaptive, n
+
+    def _timed(self, call: Any, *args: Any) -> Any:
+        clock = self._adaptive.clock
+        start = clock()
+        out = call(*args)
+        self._adaptive.record(self._n, _SOFTWARE_PATH, clock() - start, False)
+        return out
+
+    def encrypt(self, *args: Any) -> Any:
+        return self._timed(self._sw.encrypt, *args)
+
+    def decrypt(self, *args: Any) -> Any:
+        return self._timed(self._sw.decrypt, *args)
+
+    def encrypt_into(self, *args: Any) -> Any:
+        return self._timed(self._sw.encrypt_into, *args)
+
+    def decrypt_into(self, *args: Any) -> Any:
+        return self._timed(self._sw.decrypt_into, *args)
 
 
 def _outcome(call: Any, item: tuple[Any, ...]) -> Any:

@@ -134,6 +134,8 @@ class _Route:
 
 _NEVER = sys.maxsize + 1
 _MISSED = object()  # no engine took the op
+#: ``Lane._sample_due`` set by a direct path that hands the lane an op to sample the engines on.
+SAMPLE_NOW = 2
 
 
 class Lane:
@@ -403,11 +405,13 @@ class Lane:
         assert adaptive is not None
         size = op.size
         # Due: handed over by the direct path (which asked take() already), or the sampler's.
-        due = self._sample_due or (adaptive.sampler() and adaptive.take(size))
+        handed = self._sample_due
         self._sample_due = False
+        due = handed or (adaptive.sampler() and adaptive.take(size))
         held = size < self.hold_below or size > self.hold_above
         # Above every engine's max_size no sample can be taken: its own path is timed.
-        sample = due and adaptive.flip() and size <= self.hold_above
+        # SAMPLE_NOW: the direct path has flipped already (it times software's turns itself).
+        sample = due and (handed is SAMPLE_NOW or adaptive.flip()) and size <= self.hold_above
         declines: dict[str, str] = {}
         clock = adaptive.clock
         if held == sample:  # the engines: their sizes, or a sample of a class below them
