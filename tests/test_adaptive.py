@@ -258,3 +258,21 @@ def test_async_and_batch_calls_under_adaptive_routing_give_softwares_answers_and
     snap = provider.counters.snapshot()
     done = snap["costed"][ALG]["ops"] + snap["software"].get(ALG, {}).get("ops", 0)
     assert done == 4
+
+
+def test_a_few_preempted_ops_do_not_move_the_threshold():
+    clock = FakeClock()
+    engine = CostedEngine(clock, 1000, 0)
+    software = CostedSoftware(clock, 3000, 0)  # the engine 3x faster: it keeps the class
+
+    def spiky(op, run=engine.run):
+        if 40 <= len(engine.sizes) < 100:  # a few of them are timed
+            clock.now += 50_000_000  # 50 ms away from the CPU
+        return run(op)
+
+    engine.run = spiky
+    policy = Policy(min_size={ALG: 0}, adaptive={"sample": 1 / 4, "min_samples": 4})
+    provider = Provider([engine, software], policy, clock=clock, sampler=every(4))
+    run_mix(provider, [100], rounds=400)
+    info = provider.counters.snapshot()["costed"][ALG]["adaptive"]
+    assert info["moves"] == 0 and info["threshold"] == 0

@@ -27,6 +27,8 @@ from typing import Any
 
 #: Size classes: bit lengths 0..64.
 CLASSES = 65
+#: A time above this many times a path's running cost counts as this many times it.
+OUTLIER = 4
 #: Most due samples a settled class skips between two it takes.
 MAX_SKIP = 255
 ENGINE, SOFTWARE = 0, 1
@@ -167,7 +169,10 @@ class Adaptive:
                 self.samples += 1
             costs = self.cost[path]
             fresh = self.fresh[path]
-            costs[c] = ns if not fresh[c] else costs[c] + s.alpha * (ns - costs[c])
+            old = costs[c]
+            # A time more than OUTLIER x the running cost (the thread preempted on a busy
+            # machine, a page fault) counts as OUTLIER x; fresh evidence keeps the average.
+            costs[c] = ns if not old else old + s.alpha * (min(ns, OUTLIER * old) - old)
             fresh[c] += 1
             if self.fresh[ENGINE][c] >= s.min_samples and self.fresh[SOFTWARE][c] >= s.min_samples:
                 moved = self._decide(c)
