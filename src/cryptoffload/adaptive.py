@@ -12,12 +12,14 @@ class at or above it. The engines then take sizes from the threshold up (their `
 
 A class whose evidence is clear the other way (its own path faster by more than ``margin``)
 is settled: it skips its next 3, 15, 63 ... up to :data:`MAX_SKIP` due ops (four times more
-each time it is confirmed; back to every one when the evidence is unclear or the threshold
-moves), so a path many times slower costs that class a few per mille, not the sampled share.
+each time it is confirmed, and at once as many as keep the samples' cost near
+:data:`SAMPLE_COST` of the class's time; back to every one when the evidence is unclear or the
+threshold moves), so a path many times slower costs that class about 1%, not the sampled share.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -29,6 +31,8 @@ from typing import Any
 CLASSES = 65
 #: A time above this many times a path's running cost counts as this many times it.
 OUTLIER = 4
+#: The share of a settled class's time its samples on the slower path may cost (1%).
+SAMPLE_COST = 0.01
 #: Most due samples a settled class skips between two it takes.
 MAX_SKIP = 255
 ENGINE, SOFTWARE = 0, 1
@@ -192,7 +196,11 @@ class Adaptive:
         else:
             taken, other = (engine, software) if offloaded else (software, engine)
             if taken < other * keep:  # settled: sample it less, from fresh evidence
-                self.skip[c] = min(4 * self.skip[c] + 3, MAX_SKIP)
+                # Enough skips that the samples cost the class about SAMPLE_COST of its time:
+                # one due op in two, one in ``interval`` ops, is a sample on the slower path.
+                slower = other / taken - 1
+                enough = math.ceil(slower / (2 * self.interval * SAMPLE_COST)) - 1
+                self.skip[c] = min(max(4 * self.skip[c] + 3, enough), MAX_SKIP)
                 self.fresh[ENGINE][c] = self.fresh[SOFTWARE][c] = 0
             else:
                 self.skip[c] = 0
