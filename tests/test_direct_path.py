@@ -143,3 +143,26 @@ def test_a_short_tag_object_takes_the_op_path_and_matches_software(default_softw
     assert sealed == REF.encrypt(NONCE, b"data", None)[:-4]
     assert gcm.decrypt(NONCE, sealed, None) == b"data"
     assert sw_cell(default_software)["ops"] == 2
+
+
+def test_into_calls_on_the_direct_path_match_cryptography_and_count_exactly():
+    engine = TakeAllEngine()
+    provider = Provider([engine], Policy(min_size={"*": 1000}))
+    gcm = AESGCM(KEY, provider=provider)
+    data = b"p" * 100
+    out = bytearray(116)
+    assert gcm.encrypt_into(NONCE, data, b"a", out) == 116
+    assert bytes(out) == REF.encrypt(NONCE, data, b"a")
+    plain = bytearray(100)
+    assert gcm.decrypt_into(NONCE, bytes(out), b"a", plain) == 100
+    assert bytes(plain) == data
+    out[3] ^= 1
+    with pytest.raises(InvalidTag):
+        gcm.decrypt_into(NONCE, bytes(out), b"a", plain)
+    assert plain == bytearray(100)  # no plaintext released on a failed tag
+    with pytest.raises(ValueError):
+        gcm.encrypt_into(NONCE, data, b"a", bytearray(5))  # wrong size: refused, uncounted
+    snap = provider.counters.snapshot()
+    assert snap["software"]["aes-128-gcm"]["ops"] == 3
+    assert snap["takeall"]["aes-128-gcm"]["declined"] == {"below-threshold": 3}
+    assert engine.seen == []

@@ -154,6 +154,25 @@ class _AeadBase:
 
         ``data`` and ``buf`` may be DmaBuffers (``engine.buffer(n)``): the engine that lent
         them runs the op on them in place; BufferError while another op in flight uses one."""
+        lane = self._lane  # the direct path, as in encrypt (bytes into a bytearray)
+        if (
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and buf.__class__ is bytearray
+            and ((n := len(data)) < lane.direct_below or n > lane.direct_above)
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                k = sw.encrypt_into(nonce, data, associated_data, buf)
+            except (TypeError, ValueError):  # the ordinary path says why
+                return self._encrypt_into(nonce, data, associated_data, buf)
+            lane.direct(n)
+            return k
+        return self._encrypt_into(nonce, data, associated_data, buf)
+
+    def _encrypt_into(self, nonce: Any, data: Any, associated_data: Any, buf: Any) -> int:
+        """:meth:`encrypt_into` off the direct path."""
         if (data.__class__ is not bytes or buf.__class__ is not bytearray) and involved(data, buf):
             return self._dma_into("encrypt", nonce, data, associated_data, buf)
         lane = self._lane.in_force(self._provider)
@@ -297,6 +316,31 @@ class _AeadBase:
     ) -> int:
         """Write the plaintext into ``buf`` (len(data) - tag bytes), only once the tag holds:
         on InvalidTag ``buf`` holds zeros. DmaBuffers: see ``encrypt_into``."""
+        lane = self._lane  # the direct path, as in decrypt (bytes into a bytearray)
+        if (
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and buf.__class__ is bytearray
+            and ((n := len(data) - self._tag_length) < lane.direct_below or n > lane.direct_above)
+            and n >= 0
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                k = sw.decrypt_into(nonce, data, associated_data, buf)
+            except InvalidTag:
+                # OpenSSL's GCM has written the plaintext before the tag failed: none released.
+                buf[:] = bytes(len(buf))
+                lane.direct(n)
+                raise
+            except (TypeError, ValueError):  # the ordinary path says why
+                return self._decrypt_into(nonce, data, associated_data, buf)
+            lane.direct(n)
+            return k
+        return self._decrypt_into(nonce, data, associated_data, buf)
+
+    def _decrypt_into(self, nonce: Any, data: Any, associated_data: Any, buf: Any) -> int:
+        """:meth:`decrypt_into` off the direct path."""
         if (data.__class__ is not bytes or buf.__class__ is not bytearray) and involved(data, buf):
             return self._dma_into("decrypt", nonce, data, associated_data, buf)
         lane = self._lane.in_force(self._provider)

@@ -302,10 +302,17 @@ class Lane:
         provider = explicit or _current.get() or _default or default_provider()
         if provider is not self.provider:
             return provider.lane(self.alg)
-        if len(self._pending) > FOLD_AT or len(self.direct_q) >= self.direct_room:
+        queued = len(self.direct_q)
+        if len(self._pending) > FOLD_AT or queued >= self.direct_room:
+            adaptive = self.adaptive
+            if adaptive is not None:
+                if queued >= self.direct_room:
+                    self._sample_due = True  # this op is due: the direct ops before it were not
+                if queued < FOLD_AT and len(self._pending) <= FOLD_AT:
+                    self.direct_room = queued + adaptive.interval  # the next due op; no fold
+                    return self
+                self.direct_room = adaptive.interval
             self._cell.fold()
-            if self.adaptive is not None:
-                self._sample_due = True  # this op is the sample of the direct ops before it
         return self
 
     def count(self, nbytes: int) -> None:
