@@ -32,6 +32,20 @@ def _caam(part: str):
     return make
 
 
+#: Providers over a device process (caam:device=...), closed when the test that made them
+#: ends, so that each device process is stopped by its pid (see the autouse fixture below).
+_DEVICE_PROVIDERS: list[Provider] = []
+
+
+def _caam_device(part: str):
+    def make() -> Provider:
+        provider = Provider([f"caam:device={part}"], policy=cryptoffload.Policy(min_size={"*": 0}))
+        _DEVICE_PROVIDERS.append(provider)
+        return provider
+
+    return make
+
+
 def _cryptodev() -> Provider:
     # The stand-in of /dev/crypto stays in place until the test ends (see the fixture below).
     cryptodev_standin.install()
@@ -54,13 +68,17 @@ def has_dev_crypto() -> bool:
 #: The engine sets every vector suite runs through: software alone, an engine that takes every
 #: op it claims (RSA through the raw-exponent path), one that declines and faults at random, and
 #: the CAAM engine on the model of a QorIQ part (big-endian) and of an i.MX part (little-endian),
-#: and the cryptodev engine over an in-process stand-in of /dev/crypto (tests/cryptodev_standin.py).
+#: the same model as a device process behind the board transport (caam:device=..., slow: a
+#: process per test), and the cryptodev engine over an in-process stand-in of /dev/crypto
+#: (tests/cryptodev_standin.py).
 ENGINE_SETS = {
     "software": _software,
     "takeall": _takeall,
     "chaos": _chaos,
     "caam-t2080": _caam("t2080"),
     "caam-imx7d": _caam("imx7d"),
+    "caam-device-t2080": _caam_device("t2080"),
+    "caam-device-imx7d": _caam_device("imx7d"),
     "cryptodev": _cryptodev,
 }
 if has_dev_crypto():  # and the real device, software drivers included, where there is one
@@ -78,6 +96,14 @@ def _cryptodev_standin_removed() -> Iterator[None]:
     """Whatever a test installed in place of /dev/crypto is taken away when it ends."""
     yield
     cryptodev_standin.uninstall()
+
+
+@pytest.fixture(autouse=True)
+def _device_processes_stopped() -> Iterator[None]:
+    """Every device process a test's engine sets started is stopped when the test ends."""
+    yield
+    while _DEVICE_PROVIDERS:
+        _DEVICE_PROVIDERS.pop().close()
 
 
 #: Vector suites that replay every record through the CAAM model, stream by stream: most of the
@@ -98,5 +124,5 @@ SLOW_ON_THE_MODEL = frozenset(
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         name = getattr(item, "originalname", item.name)
-        if name in SLOW_ON_THE_MODEL and "caam" in item.nodeid:
+        if (name in SLOW_ON_THE_MODEL and "caam" in item.nodeid) or "caam-device" in item.nodeid:
             item.add_marker(pytest.mark.slow)

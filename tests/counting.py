@@ -44,7 +44,9 @@ def engine_set(provider: Provider) -> str:
     names = [engine.name for engine in provider.engines if engine.name != SOFTWARE]
     if not names:
         return SOFTWARE
-    if len(names) == 1 and (names[0].startswith("caam:model=") or names[0] in SYMMETRIC_ONLY):
+    if len(names) == 1 and (
+        names[0].startswith(("caam:model=", "caam:device=")) or names[0] in SYMMETRIC_ONLY
+    ):
         return REAL
     if len(names) != 1 or names[0] not in (TAKEALL, CHAOS):
         raise AssertionError(f"counting.py knows nothing about the engine set {names!r}")

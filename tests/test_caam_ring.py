@@ -700,6 +700,9 @@ def test_figures_count_exactly() -> None:
         "shared_builds": 0,
         "shared_hits": 0,
         "dma_in_use": 0,
+        "complete": "poll",
+        "interrupts": 0,
+        "device_lost": 0,
     }
 
 

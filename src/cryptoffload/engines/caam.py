@@ -3,8 +3,13 @@
 Spec strings: ``caam`` (the block of this machine: found from the device tree, or given with
 ``caam:base=0x...,pool=0x...:SIZE`` / ``udmabuf=N`` / ``uio=N``) and ``caam:model=PART`` (the
 functional model: ``t2080``, ``t1040``, ``t2080-nosec``, ``imx7d``; ``seed=`` fixes its device
-key); either takes ``timeout=SECONDS`` (default 2), after which a job's ring is taken as stalled
-and reset. What the engine claims comes from the block's capability registers, read at probe time.
+key) and ``caam:device=PART[,latency=S,throughput=B,pool=SIZE]`` (the model as a device process,
+started at probe in a temporary directory and stopped when the engine closes or the interpreter
+exits, reached through the board transport: see ``cryptoffload.caam.device``); each takes
+``timeout=SECONDS`` (default 2), after which a job's ring is taken as stalled and reset, and
+``complete=poll|irq`` (``irq``, the default where there is an interrupt: the device process, a
+UIO device; ``poll`` on the in-process model and /dev/mem). What the engine claims comes from
+the block's capability registers, read at probe time.
 """
 
 from __future__ import annotations
@@ -49,11 +54,17 @@ class CaamEngine:
     """Operations on the CAAM job ring; see the module docstring for the spec forms."""
 
     def __init__(
-        self, name: str, open_transport: Callable[[], Any], *, timeout: float = DEFAULT_TIMEOUT
+        self,
+        name: str,
+        open_transport: Callable[[], Any],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        complete: str | None = None,
     ) -> None:
         self.name = name
         self._open_transport = open_transport
         self._timeout = timeout
+        self._complete = complete  # None: irq where the transport has an interrupt
         self._transport: Any = None
         self._driver: Any = None
         self._claimed: frozenset[str] = frozenset()
@@ -70,7 +81,10 @@ class CaamEngine:
     # -- discovery ---------------------------------------------------------------------------
 
     def probe(self) -> Capabilities:
-        """Open the block, read what it has, bring RNG4 up; never raises."""
+        """Open the block, read what it has, bring RNG4 up; never raises. A second probe
+        releases what the first opened (a device process, a ring) before opening again."""
+        if self._driver is not None or self._transport is not None:
+            self.close()
         from cryptoffload.caam.jr.boards import BoardError
         from cryptoffload.caam.jr.driver import Driver
         from cryptoffload.caam.jr.jobs import CaamError, CaamUnavailable
@@ -79,8 +93,13 @@ class CaamEngine:
             transport = self._open_transport()
         except (OSError, EngineError, ValueError, BoardError) as exc:
             return Capabilities(False, str(exc))
+        irq = getattr(transport, "irq", None)
+        complete = self._complete or ("irq" if irq is not None else "poll")
+        if complete == "irq" and irq is None:
+            transport.close()
+            return Capabilities(False, f"complete=irq: {transport.name} has no interrupt")
         try:
-            driver = Driver(transport, timeout=self._timeout)
+            driver = Driver(transport, timeout=self._timeout, complete=complete, irq=irq)
         except CaamUnavailable as exc:
             transport.close()
             return Capabilities(False, str(exc))
@@ -103,6 +122,7 @@ class CaamEngine:
             "byte order": caps.byteorder,
             "pointers": f"{driver.pointer_size * 8}-bit",
             "ring depth": driver.depth,
+            "completion": complete,
             "CHAs": {k: v for k, v in caps.counts.items() if v},
             "GCM": caps.gcm,
             "PKHA bits": driver.pkha_bits if caps.counts.get("PK") else 0,
@@ -113,9 +133,24 @@ class CaamEngine:
         return Capabilities(True, "", self._claimed, detail=detail)
 
     @property
+    def device(self) -> Any:
+        """The device process behind a ``caam:device=`` engine (its ``pid``, ``figures()``),
+        else None."""
+        return getattr(self._transport, "device", None)
+
+    @property
     def figures(self) -> dict[str, Any]:
-        """The driver's counts: jobs, descriptor words, bytes each way, errors by status..."""
-        return dict(self._driver.figures) if self._driver is not None else {}
+        """The driver's counts: jobs, descriptor words, bytes each way, errors by status...;
+        on a device process also ``device``, the device's own (jobs, bytes its DMA read, the
+        modelled, compute and busy seconds, interrupts raised)."""
+        driver, transport = self._driver, self._transport
+        if driver is None:
+            return {}
+        out = dict(driver.figures)
+        device = getattr(transport, "device", None)
+        if device is not None and device.alive():
+            out["device"] = device.figures()
+        return out
 
     def wrap_key(self, key: bytes, modifier: bytes) -> DeviceKey:
         """``key`` (AES, 16/24/32 bytes) sealed to this device under ``modifier`` (8 or 16
@@ -327,6 +362,8 @@ class CaamEngine:
         driver = self._driver
         if driver is None:
             raise Unavailable("no-device", self._gone)
+        if driver._broken is not None:  # the block stopped answering: declined from now on
+            raise Unavailable("no-device", driver._broken)
         if op.alg not in self._claimed:
             raise Unavailable("unsupported", op.alg)
         return driver
@@ -618,13 +655,15 @@ def _prepare(engine: CaamEngine, driver: Any, op: Op) -> tuple[Any, Callable[[An
 
 def _mapped(call: Callable[[], Any]) -> Any:
     """``call()``, with the driver's errors turned into the engine protocol's outcomes."""
-    from cryptoffload.caam.jr.jobs import CaamUnavailable, RingFull
+    from cryptoffload.caam.jr.jobs import CaamUnavailable, DeviceLost, RingFull
     from cryptoffload.caam.recipes.base import IcvError
 
     try:
         return call()
     except IcvError:
         raise InvalidTag from None
+    except DeviceLost as exc:  # lost during this op: a fault (later ops are declined)
+        raise EngineError(str(exc)) from None
     except RingFull as exc:
         raise Unavailable("busy", str(exc)) from None
     except CaamUnavailable as exc:
@@ -686,7 +725,12 @@ def from_spec(arg: str) -> CaamEngine:
     :class:`BadEngineSpec` naming the option and the value, raised here, before any probe."""
     options = _options(arg)
     timeout = _timeout(options.pop("timeout")) if "timeout" in options else DEFAULT_TIMEOUT
+    complete = _complete(options.pop("complete")) if "complete" in options else None
+    if "device" in options:
+        return _device_engine(options, timeout, complete)
     if "model" in options:
+        if complete == "irq":
+            raise BadEngineSpec("caam:model=PART has no interrupt: complete=poll only")
         part = options.pop("model")
         seed = _seed(options.pop("seed")) if "seed" in options else None
         _no_more(options, "caam:model=PART")
@@ -701,10 +745,71 @@ def from_spec(arg: str) -> CaamEngine:
             return ModelTransport.for_part(part, seed=seed)
 
         name = f"caam:model={part}" + (f",seed={seed.hex()}" if seed is not None else "")
-        return CaamEngine(name, open_model, timeout=timeout)
+        return CaamEngine(name, open_model, timeout=timeout, complete=complete)
     name = "caam" if not options else "caam:" + ",".join(f"{k}={v}" for k, v in options.items())
     kwargs = _board_options(dict(options))
-    return CaamEngine(name, lambda: _open_board(dict(kwargs)), timeout=timeout)
+    return CaamEngine(name, lambda: _open_board(dict(kwargs)), timeout=timeout, complete=complete)
+
+
+def _complete(text: str) -> str:
+    if text not in ("poll", "irq"):
+        raise BadEngineSpec(f"caam option complete is poll or irq, got {text!r}")
+    return text
+
+
+def _positive(key: str, text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0) or (key == "throughput" and value == 0):
+        raise BadEngineSpec(f"caam option {key} is {what}, got {text!r}")
+    return value
+
+
+def _device_engine(options: dict[str, str], timeout: float, complete: str | None) -> CaamEngine:
+    """``caam:device=PART[,latency=S,throughput=B,pool=SIZE]``: the model as a device process."""
+    from cryptoffload.caam.device.layout import LAYOUTS
+
+    name = "caam:" + ",".join(f"{k}={v}" for k, v in options.items())
+    part = options.pop("device")
+    if part not in LAYOUTS:
+        raise BadEngineSpec(f"caam: unknown device part {part!r}; parts: {', '.join(LAYOUTS)}")
+    kwargs: dict[str, Any] = {}
+    if "latency" in options:
+        kwargs["latency"] = _positive(
+            "latency", options.pop("latency"), "seconds per job, 0 or more (e.g. 3.5e-6)"
+        )
+    if "throughput" in options:
+        kwargs["throughput"] = _positive(
+            "throughput", options.pop("throughput"), "bytes per second above 0 (e.g. 112e6)"
+        )
+    if "pool" in options:
+        text = options.pop("pool")
+        try:
+            size = _size(text)
+        except ValueError:
+            size = -1
+        if size <= 0 or size % 0x10000:
+            raise BadEngineSpec(
+                f"caam option pool is a size in 64 KiB steps (e.g. 32m), got {text!r}"
+            )
+        kwargs["pool"] = size
+    _no_more(options, "caam:device=PART[,latency=S,throughput=B,pool=SIZE]")
+
+    def open_device() -> Any:
+        from cryptoffload.caam.device.process import DeviceProcess
+
+        device = DeviceProcess.start(part, **kwargs)
+        try:
+            transport = device.transport()
+        except BaseException:
+            device.stop()
+            raise
+        transport.owns_device = True
+        return transport
+
+    return CaamEngine(name, open_device, timeout=timeout, complete=complete)
 
 
 def _timeout(text: str) -> float:
@@ -796,8 +901,10 @@ def _pool_size(pool: str, text: str) -> int:
 
 
 def _open_board(kwargs: dict[str, Any]) -> Any:
-    """The transport of this machine's block: from the options, else from the device tree."""
+    """The transport of this machine's block: from the options, else from the device tree;
+    with a UIO device, its interrupt as ``transport.irq``."""
     from cryptoffload.caam.jr import boards
+    from cryptoffload.caam.jr.irq import Irq
 
     if "base" not in kwargs and "uio" not in kwargs:
         kwargs["base"] = int(_device_tree_base(), 0)
@@ -806,7 +913,13 @@ def _open_board(kwargs: dict[str, Any]) -> Any:
             "caam: no DMA memory: give pool=PHYS:SIZE (a range reserved with mem=) or "
             "udmabuf=N (a u-dma-buf device)"
         )
-    return boards.open_board(**kwargs)
+    transport = boards.open_board(**kwargs)
+    if "uio" in kwargs:
+        try:
+            transport.irq = Irq.uio(f"/dev/uio{kwargs['uio']}")
+        except OSError:
+            transport.irq = None  # no interrupt to wait on: the driver polls
+    return transport
 
 
 def _device_tree_base() -> str:

@@ -7,8 +7,9 @@ Per engine and claimed algorithm, a small fixed workload (:mod:`cryptoffload.too
    runs; the engine's counters and figures must not move, software's must take every operation,
    and wall and CPU time are compared with the noise band (no measurable effect is a finding);
 3. cross-check: every result the engine gave in step 1 is redone in software and compared;
-4. CPU signature: user, sys and wall time of the engine's timed runs, read as the i.MX article
-   does (a witness for kernel engines);
+4. CPU signature: user, sys and wall time of the engine's timed runs (this process's: RUSAGE_SELF),
+   read as the i.MX article does (a witness for kernel engines, and for the CAAM device
+   process, whose work runs in another process the caller waits on);
 5. binding: the driver behind the algorithm, hardware or software.
 """
 
@@ -113,6 +114,11 @@ def kernel_engine(name: str) -> bool:
     return name.partition(":")[0] in KERNEL_KINDS
 
 
+def device_process(name: str) -> bool:
+    """Whether the engine's work runs in a device process (``caam:device=...``)."""
+    return name.startswith("caam:") and "device=" in name.partition(":")[2].split(",")[0]
+
+
 def binding(target: Target, alg: str) -> dict[str, Any]:
     """The driver behind ``alg`` on the engine, whether it is hardware, where that comes from,
     and a flag when an engine that promises hardware is bound to a software driver."""
@@ -125,7 +131,7 @@ def binding(target: Target, alg: str) -> dict[str, Any]:
         kind = "hardware" if hardware else ("software" if hardware is False else "unknown")
         out = {"driver": str(bound["driver"]), "kind": kind}
         out["source"] = "/proc/crypto" if kernel_engine(target.name) else "the engine"
-    elif isinstance(transport, str) and transport.startswith("model:"):
+    elif isinstance(transport, str) and transport.startswith(("model:", "device:")):
         out = {"driver": transport, "kind": "model", "source": "the engine"}
     elif isinstance(transport, str):
         out = {"driver": transport, "kind": "hardware", "source": "the engine"}
@@ -308,7 +314,7 @@ def verify_algorithm(
     if share and share < 1:
         signature["reading"] = cpu.reading(wall * share, user, sys_)
     signature["core_share"] = share
-    signature["witness"] = kernel_engine(name)
+    signature["witness"] = kernel_engine(name) or device_process(name)
     out["cpu"] = signature
 
     # 5. Binding.

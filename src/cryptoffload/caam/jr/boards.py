@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from cryptoffload.caam import regs
 from cryptoffload.caam.model.memory import Arena, Bytes, as_bytes
@@ -475,7 +476,10 @@ def udmabuf_pool(
 
 
 class BoardTransport:
-    """A Transport over a board: registers from a RegisterMap, DMA memory from a DmaPool."""
+    """A Transport over a board: registers from a RegisterMap, DMA memory from a DmaPool;
+    ``irq``, where set, the ring's interrupt (an ``Irq``: a UIO device's fd), closed with it."""
+
+    irq: Any = None
 
     def __init__(
         self, registers: RegisterMap, memory: DmaPool, *, svr: int | None, name: str | None = None
@@ -508,9 +512,11 @@ class BoardTransport:
         self.close()
 
     def close(self) -> None:
-        """Unmap the registers and the pool."""
+        """Unmap the registers and the pool; close the interrupt's fd."""
         self.memory.close()
         self.registers.close()
+        if self.irq is not None:
+            self.irq.close()
 
 
 def open_board(

@@ -16,6 +16,7 @@ from cryptoffload.caam.jr.jobs import (
     FLUSHED,
     CaamError,
     CaamUnavailable,
+    DeviceLost,
     Job,
     Out,
     Request,
@@ -64,6 +65,21 @@ class Driver(InFlight):
     Job descriptors go to slots of a pool in DMA memory; ``separate_descriptors`` gives each one a
     region of its own, exactly its size, so that a DECO reading past its end faults (on the model:
     a DMA error), as the workbench wants for descriptor writers.
+
+    Completion: ``complete="poll"`` (the default) polls ORSFR with the ring's interrupt masked;
+    ``complete="irq"`` with ``irq`` (an object with ``fileno()``, ``wait(timeout)`` and
+    ``enable()``: :class:`cryptoffload.caam.irq.Irq` over a UIO fd or the device process's
+    socket) unmasks JRCFGR.IMSK and sleeps on the interrupt: one waiting thread blocks in
+    ``select`` on the fd up to the job's timeout, the others on the condition; on the interrupt
+    it clears JRINTR.JRI (write 1), reaps, and enables the line again. ``coalesce=(count,
+    ticks)`` sets JRCFGR ICEN with ICDCT ``count`` and ICTT ``ticks`` for ``submit_many``
+    batches (one interrupt per batch rather than per job); single submits turn it off again.
+
+    For an event loop: ``completion_fd`` is the fd that becomes readable when jobs complete
+    (None when polling), and ``service()`` acknowledges the interrupt, reaps what completed
+    and enables the line again; it is safe to call from any thread, and when nothing is
+    pending. A device that stops answering (DeviceLost) breaks the driver: every job in flight
+    fails, and so does every later submit, with the reason.
     """
 
     def __init__(
@@ -76,6 +92,9 @@ class Driver(InFlight):
         timeout: float = 2.0,
         shared_capacity: int = 64,
         separate_descriptors: bool = False,
+        complete: str = "poll",
+        irq: Any = None,
+        coalesce: tuple[int, int] | None = (16, 200),
     ) -> None:
         name = getattr(transport, "name", type(transport).__name__)
         svr = getattr(transport, "svr", None)
@@ -84,6 +103,10 @@ class Driver(InFlight):
                 f"{name} has no SEC block (SVR 0x{svr:08x} lacks the E bit "
                 f"0x{regs.SVR_E_BIT:08x}): not an E part, the block is absent"
             )
+        if complete not in ("poll", "irq"):
+            raise ValueError(f"complete must be 'poll' or 'irq', got {complete!r}")
+        if complete == "irq" and irq is None:
+            raise ValueError("complete='irq' needs irq= (the ring's interrupt: an Irq)")
         if not 1 <= depth <= regs.RING_SIZE_MASK:
             raise ValueError(f"depth must be 1..{regs.RING_SIZE_MASK}, got {depth}")
         self.name = name
@@ -127,12 +150,56 @@ class Driver(InFlight):
         self._jobs = self._words = self._max_in_flight = 0
         self._counts: Counter[str] = Counter()
         self._errors: Counter[int] = Counter()
+        self.complete = complete
+        self._irq = irq if complete == "irq" else None
+        self._coalesce = coalesce
+        if self._irq is not None:
+            self._ring.cfg = 0  # interrupts unmasked, no coalescing until a batch asks
         try:
             self._ring.halt(timeout)
             self._ring.finish_reset(timeout)
         except RingStuck as exc:
             self._ring.close()
             raise CaamUnavailable(f"{name}: {exc} (is the kernel's caam_jr still bound?)") from None
+        #: The fd that becomes readable when jobs complete (the ring's interrupt); None when
+        #: the driver polls.
+        self.completion_fd: int | None = None
+        if self._irq is not None:
+            self._irq.enable()
+            self.completion_fd = self._irq.fileno()
+
+    def service(self) -> int:
+        """Acknowledge the interrupt if it fired, reap what completed (their done callbacks
+        run, the lock released), enable the line again; how many jobs were reaped. Safe from
+        any thread and when nothing is pending."""
+        with self._lock:
+            try:
+                if self._irq is not None and self._irq.wait(0):
+                    reaped = self._on_interrupt()
+                else:
+                    reaped = self._reap()
+            except DeviceLost as exc:
+                lost: DeviceLost | None = self._lost(exc)
+            else:
+                lost = None
+        if self._called_back:  # the reaped jobs' done callbacks, the lock released
+            self._run_callbacks()
+        if lost is not None:
+            raise lost
+        return reaped
+
+    def _set_coalescing(self, batch: int) -> None:
+        """JRCFGR_LS for what is submitted next (lock held): ICEN for a batch, plain for one."""
+        if self._irq is None or self._coalesce is None:
+            return
+        count, ticks = self._coalesce
+        cfg = 0
+        if batch > 1:
+            count = max(1, min(count, batch, 255))
+            cfg = regs.JRCFGR_ICEN | count << 8 | min(ticks, 0xFFFF) << 16
+        if cfg != self._ring.cfg:
+            self._ring.cfg = cfg
+            self._ring.write(regs.JRCFGR_LS, cfg)
 
     def __repr__(self) -> str:
         return f"<Driver {self.name} ring {self._ring.index} depth {self._depth}>"
@@ -325,14 +392,20 @@ class Driver(InFlight):
             self._release(job)
             raise
         with self._lock:  # the common case: a slot free at once
-            if (
-                len(self._in_flight) < self._depth
-                and self._broken is None
-                and not self._closed
-                and self._ring.room()
-            ):
-                self._place_one(job, words, data)
-                return job
+            try:
+                if self._ring.cfg & regs.JRCFGR_ICEN:
+                    self._set_coalescing(1)
+                if (
+                    len(self._in_flight) < self._depth
+                    and self._broken is None
+                    and not self._closed
+                    and self._ring.room()
+                ):
+                    self._place_one(job, words, data)
+                    return job
+            except DeviceLost as exc:
+                self._release(job)
+                raise self._lost(exc) from None
         _, error = self._enqueue([job], [words], [data])
         if self._called_back:  # jobs reaped while it waited for room
             self._run_callbacks()
@@ -364,6 +437,14 @@ class Driver(InFlight):
             for job in jobs:
                 self._release(job)
             self.pack(w)  # raises the error that names the word
+        if self._irq is not None and self._coalesce is not None:
+            with self._lock:
+                try:
+                    self._set_coalescing(len(jobs))
+                except DeviceLost as exc:
+                    for job in jobs:
+                        self._release(job)
+                    raise self._lost(exc) from None
         placed, error = self._enqueue(jobs, words, datas)
         if self._called_back:
             self._run_callbacks()
@@ -406,7 +487,8 @@ class Driver(InFlight):
     @property
     def figures(self) -> dict[str, Any]:
         """Jobs, descriptor words, bytes each way, bounce bytes, errors by status, RNG
-        instantiations, jobs in flight (now and at most), ring resets, DMA memory in use.
+        instantiations, jobs in flight (now and at most), ring resets, DMA memory in use, how
+        jobs complete (poll or irq), interrupts handled, devices lost.
 
         Copies and wipes: ``copy_in_bytes`` / ``copy_out_bytes`` (the same counts as
         ``bytes_in`` / ``bytes_out``: bytes the driver copied into DMA memory and read back out,
@@ -438,6 +520,9 @@ class Driver(InFlight):
                 "shared_builds": self._shared.builds,
                 "shared_hits": self._shared.hits,
                 "dma_in_use": in_use,
+                "complete": self.complete,
+                "interrupts": c["interrupts"],
+                "device_lost": c["device_lost"],
             }
 
     def close(self) -> None:
@@ -447,15 +532,16 @@ class Driver(InFlight):
         with self._lock:
             if self._closed:
                 return
+            self._ring.cfg = regs.JRCFGR_IMSK  # the ring is left masked, as found
             if self._broken is None:
-                if self._in_flight:
-                    self._recover("driver closed", None)
-                else:
-                    try:
+                try:
+                    if self._in_flight:
+                        self._recover("driver closed", None)
+                    else:
                         self._ring.halt(self.timeout)
                         self._ring.finish_reset(self.timeout)
-                    except RingStuck as exc:
-                        self._break(str(exc))
+                except (RingStuck, DeviceLost) as exc:
+                    self._break(str(exc))
             self._closed = True
             entries = self._shared.all()
             self._shared.clear()

@@ -15,6 +15,7 @@ from cryptoffload.caam.jr.jobs import (
     FLUSHED,
     CaamError,
     CaamUnavailable,
+    DeviceLost,
     Job,
     RingFull,
     RingTimeout,
@@ -88,6 +89,7 @@ class InFlight:
     _max_in_flight: int
     _counts: Counter[str]
     _errors: Counter[int]
+    _irq: Any
     #: Jobs done under the lock whose callbacks have yet to run (see ``_run_callbacks``).
     _called_back: deque[Job]
 
@@ -130,28 +132,31 @@ class InFlight:
         deadline = 0.0
         spins = 0
         with self._lock:
-            while done < n:
-                if self._broken is not None or self._closed:
-                    return done, CaamUnavailable(self._broken or f"{self.name}: driver closed")
-                room = self._depth - len(self._in_flight)
-                if room:
-                    room = min(room, self._ring.room())
-                if room:
-                    end = min(done + room, n)
-                    self._place(jobs, words, datas, done, end)
-                    done = end
-                    continue
-                if not self._in_flight:
-                    self._counts["ring_full"] += n - done
-                    return done, RingFull(f"{self.name}: job ring {self._ring.index} is full")
-                if not deadline:
-                    deadline = time.monotonic() + self.timeout
-                elif time.monotonic() > deadline:
-                    self._counts["ring_full"] += n - done
-                    return done, RingFull(
-                        f"{self.name}: job ring {self._ring.index} stayed full {self.timeout} s"
-                    )
-                spins = self._step(spins)
+            try:
+                while done < n:
+                    if self._broken is not None or self._closed:
+                        return done, CaamUnavailable(self._broken or f"{self.name}: driver closed")
+                    room = self._depth - len(self._in_flight)
+                    if room:
+                        room = min(room, self._ring.room())
+                    if room:
+                        end = min(done + room, n)
+                        self._place(jobs, words, datas, done, end)
+                        done = end
+                        continue
+                    if not self._in_flight:
+                        self._counts["ring_full"] += n - done
+                        return done, RingFull(f"{self.name}: job ring {self._ring.index} is full")
+                    if not deadline:
+                        deadline = time.monotonic() + self.timeout
+                    elif time.monotonic() > deadline:
+                        self._counts["ring_full"] += n - done
+                        return done, RingFull(
+                            f"{self.name}: job ring {self._ring.index} stayed full {self.timeout} s"
+                        )
+                    spins = self._step(spins, deadline)
+            except DeviceLost as exc:
+                return done, self._lost(exc)
         return done, None
 
     def _place_one(self, job: Job, w: Sequence[int], data: bytes) -> None:
@@ -320,12 +325,26 @@ class InFlight:
 
     def _wait(self, job: Job, timeout: float | None) -> None:
         with self._lock:
-            if job.status is None and job.error is None:
-                self._reap()
-            if job.status is None and job.error is None:
-                self._wait_long(job, self.timeout if timeout is None else timeout)
+            try:
+                if job.status is None and job.error is None:
+                    self._reap()
+                if job.status is None and job.error is None:
+                    self._wait_long(job, self.timeout if timeout is None else timeout)
+            except DeviceLost as exc:
+                lost: DeviceLost | None = self._lost(exc)
+            else:
+                lost = None
         if self._called_back:
             self._run_callbacks()
+        if lost is not None:
+            raise lost
+
+    def _lost(self, exc: DeviceLost) -> DeviceLost:
+        """The device stopped answering (lock held): the driver breaks, every job fails."""
+        if self._broken is None:
+            self._counts["device_lost"] += 1
+            self._break(str(exc))
+        return DeviceLost(self._broken or str(exc))
 
     def _wait_long(self, job: Job, limit: float) -> None:
         deadline = time.monotonic() + limit
@@ -334,28 +353,47 @@ class InFlight:
             if time.monotonic() > deadline:
                 self._recover(f"job at 0x{job.desc:x} not back after {limit} s", job)
                 return
-            spins = self._step(spins)
+            spins = self._step(spins, deadline)
 
-    def _step(self, spins: int) -> int:
+    def _ring_error(self) -> bool:
+        """A ring error (JRINTR.ERR) reset away, lock held; False when there is none."""
+        intr = self._ring.interrupt_status()
+        if not intr & regs.JRINTR_ERR:
+            return False
+        kind = (intr & regs.JRINTR_ERR_TYPE_MASK) >> regs.JRINTR_ERR_TYPE_SHIFT
+        self._counts["ring_errors"] += 1
+        what = RING_ERRORS.get(kind, "unknown")
+        self._recover(f"ring error type {kind}, {what} (JRINTR 0x{intr:08x})", None)
+        return True
+
+    def _on_interrupt(self) -> int:
+        """The interrupt fired (lock held): a ring error reset away, or JRI cleared (write 1)
+        and the completions reaped; then the line enabled again. How many jobs were reaped."""
+        self._counts["interrupts"] += 1
+        reaped = 0
+        if not self._ring_error():
+            self._ring.write(regs.JRINTR, regs.JRINTR_JRI)
+            reaped = self._reap()
+        self._irq.enable()
+        return reaped
+
+    def _step(self, spins: int, deadline: float = 0.0) -> int:
         """One turn of waiting, lock held: reap; else look for a ring error; else back off with
-        the lock released (one thread polls, the others sleep on the condition)."""
+        the lock released (one thread polls or sleeps on the interrupt, the others sleep on the
+        condition)."""
         if self._polling:
             self._waiters += 1
             try:
-                self._cond.wait(0.002)
+                self._cond.wait(0.002 if self._irq is None else 0.05)
             finally:
                 self._waiters -= 1
             return spins
         if self._reap():
             return 0
-        if self._in_flight:
-            intr = self._ring.interrupt_status()
-            if intr & regs.JRINTR_ERR:
-                kind = (intr & regs.JRINTR_ERR_TYPE_MASK) >> regs.JRINTR_ERR_TYPE_SHIFT
-                self._counts["ring_errors"] += 1
-                what = RING_ERRORS.get(kind, "unknown")
-                self._recover(f"ring error type {kind}, {what} (JRINTR 0x{intr:08x})", None)
-                return 0
+        if self._irq is not None:
+            return self._step_irq(spins, deadline)
+        if self._in_flight and self._ring_error():
+            return 0
         self._polling = True
         self._lock.release()
         try:
@@ -365,6 +403,23 @@ class InFlight:
         finally:
             self._lock.acquire()
             self._polling = False
+        return spins + 1
+
+    def _step_irq(self, spins: int, deadline: float) -> int:
+        """Sleep on the interrupt (lock released) up to ``deadline``, then handle it."""
+        self._polling = True
+        self._lock.release()
+        try:
+            if self._called_back:  # jobs reaped for others: their callbacks need not wait
+                self._run_callbacks()
+            left = deadline - time.monotonic() if deadline else 0.05
+            fired = self._irq.wait(max(0.0, min(left, 0.25)))
+        finally:
+            self._lock.acquire()
+            self._polling = False
+        if fired:
+            self._on_interrupt()
+            return 0
         return spins + 1
 
     def _recover(self, reason: str, culprit: Job | None) -> None:

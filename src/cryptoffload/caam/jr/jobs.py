@@ -16,6 +16,7 @@ __all__ = [
     "FLUSHED",
     "CaamError",
     "CaamUnavailable",
+    "DeviceLost",
     "Job",
     "Request",
     "RingFull",
@@ -51,6 +52,10 @@ class RingFull(RuntimeError):
 
 class CaamUnavailable(RuntimeError):
     """The block cannot be driven: no SEC (non-E part), no such ring, a ring stuck in reset."""
+
+
+class DeviceLost(CaamUnavailable):
+    """The block stopped answering while in use (the device process died, its fd closed)."""
 
 
 def check(word: int) -> int:

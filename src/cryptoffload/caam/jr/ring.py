@@ -51,6 +51,8 @@ class JobRing:
         self.outring = transport.alloc(depth * self._out.size, 64)
         self.slots = transport.alloc(depth * DESC_BYTES, 64)
         self.free_slots = [self.slots + i * DESC_BYTES for i in range(depth - 1, -1, -1)]
+        #: JRCFGR_LS as ``arm`` writes it: IMSK (the driver polls), or 0 / ICEN... (interrupts).
+        self.cfg = regs.JRCFGR_IMSK
         self.head = 0  # next input entry
         self.tail = 0  # next output entry
 
@@ -92,7 +94,7 @@ class JobRing:
         self.arm()
 
     def arm(self) -> None:
-        """Ring bases and sizes, interrupts masked (the driver polls); indices from 0."""
+        """Ring bases and sizes, JRCFGR_LS = ``cfg`` (IMSK: the driver polls); indices from 0."""
         for reg, value in (
             (regs.IRBAR_HI, self.inring >> 32),
             (regs.IRBAR_LO, self.inring & _MASK32),
@@ -100,7 +102,7 @@ class JobRing:
             (regs.ORBAR_LO, self.outring & _MASK32),
             (regs.IRSR, self.depth),
             (regs.ORSR, self.depth),
-            (regs.JRCFGR_LS, regs.JRCFGR_IMSK),
+            (regs.JRCFGR_LS, self.cfg),
         ):
             self.write(reg, value)
         self.head = self.tail = 0

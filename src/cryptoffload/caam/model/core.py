@@ -13,7 +13,14 @@ Behaviour chosen where the brief is silent (a driver written to the brief works 
   pointers); a long pointer is two words, most significant first, each in the part's byte order.
 - JRSTAR reads the status word of the most recently completed job.
 - JRINTR.JRI latches when a job completes while JRCFGR.IMSK is clear (and when IMSK is cleared
-  with completions still in the output ring); interrupt coalescing (ICEN) is not modelled.
+  with completions still in the output ring). With JRCFGR.ICEN (coalescing) it latches only once
+  ICDCT (JRCFGR_LS bits 15:8, Linux's field) completions wait in the output ring, or ICTT (bits
+  31:16) timer ticks after the first of them completed; the brief names the fields but not the
+  tick, so one tick is taken as 1 microsecond, and ICDCT 0 as 1. The timer is looked at on each
+  completion, on each JRINTR read and by ``tick()`` (the device process calls it).
+- ``queued=True`` (the device process): IRJAR only queues jobs; the caller takes them
+  (``take_job``), runs them (``execute``) and posts their completions (``finish_job``), as DECOs
+  would, concurrently with the driver. The default runs them synchronously, as described above.
 - JRCR reset: the first RESET write halts the ring: jobs still waiting in the input ring are
   returned with status DECO JRRESET (0x4000001A) while the output ring has room (the rest are
   dropped); JRINTR shows halt 0x4 for one read, then 0x8; JRCR reads 1. A RESET write while
@@ -34,6 +41,7 @@ Behaviour chosen where the brief is silent (a driver written to the brief works 
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from typing import Any
 
@@ -118,6 +126,7 @@ class _Ring:
         self.full = 0  # ORSFR
         self.jrstar = 0
         self.jri = False
+        self.first_done = 0.0  # when the oldest completion not yet signalled arrived (ICTT)
         self.err_type = 0  # 0: no error
         self.halt = 0
         self.reset_busy = False
@@ -143,10 +152,18 @@ class CaamModel:
 
     Fault injection (for driver tests): ``force_status``, ``stall``/``unstall``,
     ``make_ring_full``, ``corrupt_output`` (job-ring jobs only), ``fail_rng_instantiation``.
-    ``counters`` counts jobs, those DECO 0 ran for software included.
+    ``counters`` counts jobs, those DECO 0 ran for software included. ``memory``: the DMA memory
+    the jobs read and write (default a new ``DmaMemory``; the device process gives its pool).
     """
 
-    def __init__(self, part: str | Part = "t2080", *, seed: bytes | None = None) -> None:
+    def __init__(
+        self,
+        part: str | Part = "t2080",
+        *,
+        seed: bytes | None = None,
+        queued: bool = False,
+        memory: Any = None,
+    ) -> None:
         if isinstance(part, Part):
             self.part = part
         else:
@@ -156,7 +173,7 @@ class CaamModel:
                 known = ", ".join(sorted(PARTS))
                 raise ValueError(f"unknown CAAM part {part!r}; known parts: {known}") from None
         self.svr = self.part.svr
-        self.memory = DmaMemory()
+        self.memory = DmaMemory() if memory is None else memory
         self.keys = DeviceKeys(seed)
         self.rng = Rng4(seed, keys=self.keys)
         self.deco0 = DecoControl(self.memory, self.part.byteorder, self._run_direct)
@@ -168,6 +185,7 @@ class CaamModel:
         self._forced_status: int | None = None
         self._corrupt = False
         self._stalled = False
+        self.queued = queued
 
     def __repr__(self) -> str:
         return f"CaamModel(part={self.part.name!r})"
@@ -258,6 +276,8 @@ class CaamModel:
 
     def _read_ring(self, ring: _Ring, reg: int) -> int:
         if reg == regs.JRINTR:
+            if ring.first_done and not ring.jri:
+                self._coalesce(ring, time.monotonic())
             value = ring.jrintr()
             if ring.halt == regs.JRINTR_HALT_IN_PROGRESS:
                 ring.halt = regs.JRINTR_HALT_DONE
@@ -373,7 +393,34 @@ class CaamModel:
         ring.full += 1
         ring.jrstar = word
         if not ring.cfg_ls & regs.JRCFGR_IMSK:
+            if ring.cfg_ls & regs.JRCFGR_ICEN:
+                now = time.monotonic()
+                if not ring.first_done:
+                    ring.first_done = now
+                self._coalesce(ring, now)
+            else:
+                ring.jri = True
+
+    @staticmethod
+    def _coalesce(ring: _Ring, now: float) -> None:
+        """JRI under coalescing: ICDCT completions waiting, or ICTT ticks (1 us) since the first."""
+        cfg = ring.cfg_ls
+        count = (cfg >> 8) & 0xFF or 1
+        ticks = cfg >> 16
+        if ring.full >= count or now - ring.first_done >= ticks * 1e-6:
             ring.jri = True
+            ring.first_done = 0.0
+
+    def tick(self, now: float | None = None) -> None:
+        """Let the coalescing timers of every ring run up to ``now`` (monotonic seconds)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            for ring in self._rings:
+                if ring.first_done and not ring.jri:
+                    if ring.full:
+                        self._coalesce(ring, now)
+                    else:
+                        ring.first_done = 0.0
 
     def _deco_free(self) -> bool:
         """Whether a DECO can take a ring's job: not when software holds the only one."""
@@ -381,6 +428,8 @@ class CaamModel:
 
     def _pump(self, ring: _Ring) -> None:
         """Run waiting jobs while the ring may: not stalled or halted, output ring not full."""
+        if self.queued:
+            return
         while (
             ring.pending
             and not self._stalled
@@ -419,6 +468,44 @@ class CaamModel:
                 self._corrupt = False
         self.counters.record(tuple(result.chas), word)
         return word
+
+    # Jobs run by a caller (queued mode: the device process's DECOs).
+
+    def take_job(self, index: int, in_decos: int = 0) -> int | None:
+        """The next job's descriptor address from ring ``index``, taken off the input ring (its
+        slot is free again); None when there is none, the ring is halted or stalled, or the
+        output ring has no room for it beside ``in_decos`` jobs already taken and not finished."""
+        with self._lock:
+            ring = self._rings[index]
+            while (
+                ring.pending
+                and not self._stalled
+                and not ring.halt
+                and ring.full + in_decos < ring.ors
+                and self._deco_free()
+            ):
+                desc = self._take_entry(ring)
+                if desc is not None:
+                    return desc
+            return None
+
+    def execute(self, desc: int) -> int:
+        """Run the job descriptor at ``desc`` (its status word), as a DECO would."""
+        return self._execute(desc)
+
+    def finish_job(self, index: int, desc: int, word: int) -> None:
+        """Post a taken job's completion on ring ``index``'s output ring."""
+        with self._lock:
+            self._complete(self._rings[index], desc, word)
+
+    def interrupt(self, index: int) -> bool:
+        """Whether ring ``index`` asserts its interrupt line: JRI or ERR, with IMSK clear."""
+        ring = self._rings[index]
+        return not ring.cfg_ls & regs.JRCFGR_IMSK and (ring.jri or bool(ring.err_type))
+
+    def halting(self, index: int) -> bool:
+        """Whether ring ``index`` was asked to halt (its first JRCR reset) and has not yet."""
+        return self._rings[index].halt == regs.JRINTR_HALT_IN_PROGRESS
 
     def _ring_command_reset(self, ring: _Ring) -> None:
         if ring.halt == 0:

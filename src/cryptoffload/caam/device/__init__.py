@@ -1,0 +1,1 @@
+"""The CAAM model as a device process, reached through the board's mapped-memory transport."""

@@ -1,0 +1,438 @@
+"""The CAAM model as a device process: the board transport over its file, posted register
+writes, timed DECOs, interrupt completion, and what happens when the device dies or hangs.
+
+Every test starts its own device process and stops it (``_no_leftover`` checks the pid is gone).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM as ReferenceGCM
+
+import cryptoffload
+from cryptoffload import Provider
+from cryptoffload.aead import AESGCM
+from cryptoffload.caam import regs
+from cryptoffload.caam.device.process import DeviceProcess
+from cryptoffload.caam.driver import Driver, Job, RingTimeout
+from cryptoffload.caam.recipes import aead
+from cryptoffload.caam.recipes import hash as mdha
+from cryptoffload.engines.caam import CaamEngine, from_spec
+from cryptoffload.errors import BadEngineSpec
+
+ALL = cryptoffload.Policy(min_size={"*": 0})
+KEY, NONCE = bytes(range(16)), bytes(range(12))
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # a zombie child still answers kill(pid, 0): reap it if it is ours
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return True
+        except ChildProcessError:
+            pass
+        time.sleep(0.02)
+    return False
+
+
+@pytest.fixture
+def device(request: pytest.FixtureRequest) -> Iterator[DeviceProcess]:
+    part, kwargs = getattr(request, "param", ("t2080", {}))
+    dev = DeviceProcess.start(part, **kwargs)
+    yield dev
+    dev.stop()
+    assert _gone(dev.pid), f"device process {dev.pid} outlived its test"
+    assert not os.path.exists(dev.directory)
+
+
+def _driver(dev: DeviceProcess, **kwargs: object) -> tuple[Driver, object]:
+    transport = dev.transport()
+    complete = kwargs.pop("complete", "irq")
+    driver = Driver(transport, complete=complete, irq=transport.irq, **kwargs)  # type: ignore[arg-type]
+    return driver, transport
+
+
+@pytest.mark.parametrize(
+    "device", [("t2080", {}), ("imx7d", {})], indirect=True, ids=["t2080", "imx7d"]
+)
+@pytest.mark.parametrize("complete", ["poll", "irq"])
+def test_driver_over_the_device_file_gives_softwares_gcm_and_sha(device, complete):
+    driver, transport = _driver(device, complete=complete)
+    try:
+        assert driver.caps.byteorder == device.layout.byteorder
+        for n in (0, 64, 1408, 16384):
+            data = os.urandom(n)
+            got = aead.gcm_encrypt(driver, KEY, NONCE, data, b"aad")
+            assert got == ReferenceGCM(KEY).encrypt(NONCE, data, b"aad")
+        import hashlib
+
+        assert mdha.digest(driver, "sha256", b"abc" * 999) == hashlib.sha256(b"abc" * 999).digest()
+        f = driver.figures
+        assert f["complete"] == complete
+        assert (f["interrupts"] > 0) == (complete == "irq")
+        assert device.figures()["jobs"] == f["jobs"]
+    finally:
+        driver.close()
+        transport.close()
+
+
+def test_posted_writes_are_applied_in_order_and_a_read_sees_them(device):
+    driver, transport = _driver(device, complete="poll")
+    try:
+        ring = driver._ring
+        base = regs.jr_base(0)
+        # Ten IRJAR=1 writes back to back, no register read in between: no job is lost.
+        preps = [mdha.prepare_digest(driver, "sha1", bytes([i])) for i in range(10)]
+        jobs = []
+        with driver._lock:
+            for p in preps:
+                job = Job(driver, p.buffers.owned, p.buffers.collect)
+                driver._place_one(job, p.words, driver.pack(p.words))
+                jobs.append(job)
+        assert [j.wait() for j in jobs] == [0] * 10
+        import hashlib
+
+        assert [j.outputs[0] for j in jobs] == [
+            hashlib.sha1(bytes([i])).digest() for i in range(10)
+        ]
+        # A read right after ORJRR reflects it: ORSFR is 0 once every completion is removed.
+        assert transport.read32(base + regs.ORSFR) == 0
+        assert ring.room() == driver.depth
+    finally:
+        driver.close()
+        transport.close()
+
+
+@pytest.mark.parametrize("device", [("t2080", {"throughput": 2e5})], indirect=True)
+def test_a_short_job_started_after_a_long_one_completes_first(device):
+    driver, transport = _driver(device)
+    try:
+        long_job = aead.prepare_gcm(driver, KEY, NONCE, bytes(40000), b"", encrypt=True)
+        short = aead.prepare_gcm(driver, KEY, NONCE, b"s", b"", encrypt=True)
+        started = time.monotonic()
+        first, second = driver.submit_many([long_job.request(), short.request()])
+        assert second.wait() == 0 and not first.done  # 40 kB at 200 kB/s: 200 ms on its DECO
+        assert first.wait() == 0
+        assert time.monotonic() - started >= 0.15
+    finally:
+        driver.close()
+        transport.close()
+
+
+def test_the_device_times_each_job_and_reports_its_figures(device):
+    driver, transport = _driver(device)
+    try:
+        for _ in range(4):
+            aead.gcm_encrypt(driver, KEY, NONCE, bytes(16384), b"")
+        f = device.figures()
+        assert f["jobs"] >= 4 and f["bytes"] >= 4 * 16384
+        per_job = f["modelled_s"] / f["jobs"]
+        assert per_job >= 3.5e-6  # the fixed cost at least
+        assert f["compute_s"] > 0 and f["busy_s"] >= f["modelled_s"] / 4  # 4 DECOs at most
+        assert f["interrupts"] >= 1  # fewer than jobs when a wait found its job already back
+    finally:
+        driver.close()
+        transport.close()
+
+
+def test_completion_fd_becomes_readable_and_service_reaps(device):
+    import select
+
+    driver, transport = _driver(device)
+    try:
+        fd = driver.completion_fd
+        assert isinstance(fd, int)
+        assert driver.service() == 0  # nothing pending: harmless
+        job = driver.submit_many([mdha.prepare_digest(driver, "sha256", b"abc").request()])[0]
+        readable, _, _ = select.select([fd], [], [], 2.0)
+        assert readable
+        reaped = 0
+        deadline = time.monotonic() + 2
+        while not job.done and time.monotonic() < deadline:
+            reaped += driver.service()
+        assert job.done and reaped == 1
+    finally:
+        driver.close()
+        transport.close()
+    polling, transport = _driver(device, complete="poll")
+    assert polling.completion_fd is None
+    polling.close()
+    transport.close()
+
+
+def test_batches_coalesce_interrupts(device):
+    driver, transport = _driver(device, coalesce=(8, 2000))
+    try:
+        reqs = [mdha.prepare_digest(driver, "sha256", bytes([i]) * 100) for i in range(32)]
+        jobs = driver.submit_many([r.request() for r in reqs])
+        assert all(j.wait() == 0 for j in jobs)
+        assert driver.figures["interrupts"] < 32
+    finally:
+        driver.close()
+        transport.close()
+
+
+@pytest.mark.parametrize("device", [("t2080", {"faults": ("hang",)})], indirect=True)
+def test_a_device_that_never_interrupts_times_out_resets_and_software_answers(device):
+    driver, transport = _driver(device, timeout=0.3)
+    try:
+        started = time.monotonic()
+        job = driver.submit_many([mdha.prepare_digest(driver, "sha256", b"abc").request()])[0]
+        with pytest.raises(RingTimeout):
+            job.wait()
+        assert time.monotonic() - started < 2
+        assert driver.figures["ring_resets"] == 1 and driver.figures["timeouts"] == 1
+    finally:
+        driver.close()
+        transport.close()
+    # Through the engine: every op gives software's answer.
+    engine = CaamEngine("caam:device-hang", device.transport, timeout=0.3)
+    provider = Provider([engine], policy=ALL)
+    try:
+        data = b"d" * 100
+        assert AESGCM(KEY, provider=provider).encrypt(NONCE, data, b"") == ReferenceGCM(
+            KEY
+        ).encrypt(NONCE, data, b"")
+        cell = provider.counters.snapshot()[engine.name]["aes-128-gcm"]
+        assert cell["ops"] == 0 and cell["faults"] + sum(cell["declined"].values()) == 1
+    finally:
+        provider.close()
+
+
+@pytest.mark.parametrize(
+    "device", [("t2080", {"faults": ("noirq",), "latency": 0.3})], indirect=True
+)
+def test_completions_without_interrupt_are_found_by_the_reset_after_the_timeout(device):
+    driver, transport = _driver(device, timeout=0.1)
+    try:
+        job = driver.submit_many([mdha.prepare_digest(driver, "sha256", b"abc").request()])[0]
+        assert job.wait() == 0  # reaped by the recovery: the completion was in the ring
+        assert driver.figures["ring_resets"] == 1 and driver.figures["interrupts"] == 0
+    finally:
+        driver.close()
+        transport.close()
+
+
+def _engine_provider(spec: str = "caam:device=t2080") -> tuple[Provider, CaamEngine]:
+    provider = Provider([spec], policy=ALL)
+    engine = provider.engines[0]
+    assert engine.probe().available
+    return provider, engine
+
+
+def test_the_spec_starts_the_device_and_close_stops_it():
+    provider, engine = _engine_provider("caam:device=imx7d,latency=0,complete=poll")
+    pid = engine._transport.device.pid
+    assert engine.probe().detail["completion"] == "poll"
+    assert _gone(pid)  # the second probe stopped the first device
+    pid = engine._transport.device.pid
+    provider.close()
+    assert _gone(pid)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "caam:device=t9999",
+        "caam:device=t2080,latency=-1",
+        "caam:device=t2080,throughput=0",
+        "caam:device=t2080,pool=1000",
+        "caam:device=t2080,complete=sometimes",
+        "caam:device=t2080,seed=00",
+        "caam:model=t2080,complete=irq",
+    ],
+)
+def test_bad_device_specs_are_refused_before_any_process_starts(spec):
+    with pytest.raises(BadEngineSpec):
+        from_spec(spec)
+
+
+def test_the_device_killed_mid_run_leaves_software_answering_and_the_engine_unavailable():
+    provider, engine = _engine_provider()
+    pid = engine._transport.device.pid
+    results: list[bool] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def work(seed: int) -> None:
+        try:
+            i = 0
+            while not stop.is_set():
+                i += 1
+                data = bytes([seed, i & 0xFF]) * 700
+                got = AESGCM(KEY, provider=provider).encrypt(NONCE, data, b"")
+                results.append(got == ReferenceGCM(KEY).encrypt(NONCE, data, b""))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    before = len(results)
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.5)
+    stop.set()
+    for t in threads:
+        t.join(20)
+    try:
+        assert not any(t.is_alive() for t in threads), "a caller hung"
+        assert before > 0 and len(results) > before
+        assert not errors and all(results)
+        snap = provider.counters.snapshot()[engine.name]["aes-128-gcm"]
+        assert snap["faults"] >= 1
+        assert engine.figures["device_lost"] == 1
+        with pytest.raises(cryptoffload.errors.Unavailable, match="device process exited"):
+            engine.run(_gcm_op())
+    finally:
+        provider.close()
+    assert _gone(pid)
+
+
+def _gcm_op():
+    from cryptoffload.ops import make
+
+    return make(
+        "aead", "aes-128-gcm", "encrypt", key=KEY, iv=NONCE, data=b"x", aad=b"", tag_length=16
+    )
+
+
+def test_many_threads_share_the_ring_with_exact_counts():
+    provider, engine = _engine_provider()
+    try:
+        n_threads, per_thread = 6, 12
+        bad: list[int] = []
+
+        def work(seed: int) -> None:
+            for i in range(per_thread):
+                data = bytes([seed]) * (64 + i)
+                if AESGCM(KEY, provider=provider).encrypt(NONCE, data, b"") != ReferenceGCM(
+                    KEY
+                ).encrypt(NONCE, data, b""):
+                    bad.append(seed)
+
+        threads = [threading.Thread(target=work, args=(s,)) for s in range(n_threads)]
+        jobs_before = engine.figures["jobs"]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not bad
+        total = n_threads * per_thread
+        assert provider.counters.snapshot()[engine.name]["aes-128-gcm"]["ops"] == total
+        assert engine.figures["jobs"] - jobs_before == total
+        figures = engine.figures
+        assert figures["device"]["jobs"] == figures["jobs"]
+    finally:
+        provider.close()
+
+
+def test_a_forked_child_never_uses_the_parents_ring_or_stops_its_device():
+    provider, engine = _engine_provider()
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: software answers, the engine declines, nothing is stopped
+            code = 1
+            try:
+                data = b"child" * 10
+                ok = AESGCM(KEY, provider=provider).encrypt(NONCE, data, b"") == ReferenceGCM(
+                    KEY
+                ).encrypt(NONCE, data, b"")
+                snap = provider.counters.snapshot()[engine.name]["aes-128-gcm"]
+                code = 0 if ok and snap["ops"] == 0 else 2
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert engine._transport.device.alive()
+        data = b"parent" * 10
+        assert AESGCM(KEY, provider=provider).encrypt(NONCE, data, b"") == ReferenceGCM(
+            KEY
+        ).encrypt(NONCE, data, b"")
+        assert provider.counters.snapshot()[engine.name]["aes-128-gcm"]["ops"] == 1
+    finally:
+        provider.close()
+
+
+def test_the_device_dies_with_its_parent():
+    script = (
+        "import sys, time\n"
+        "from cryptoffload.caam.device.process import DeviceProcess\n"
+        "d = DeviceProcess.start('t2080')\n"
+        "print(d.pid, d.directory, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env)
+    try:
+        line = parent.stdout.readline().split()
+        pid = int(line[0])
+        parent.kill()
+        parent.wait(5)
+        assert _gone(pid), "the device outlived its killed parent"
+        directory = line[1].decode()
+        deadline = time.monotonic() + 5
+        while os.path.exists(directory) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not os.path.exists(directory), "the orphaned device left its directory"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        parent.stdout.close()
+
+
+def test_the_command_line_runs_a_device_over_a_socket_path(tmp_path):
+    import socket
+
+    from cryptoffload.caam.device.layout import create, layout_for
+
+    layout = layout_for("t2080")
+    memory = str(tmp_path / "memory")
+    create(memory, layout)
+    path = str(tmp_path / "irq")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cryptoffload.caam.device",
+            "--part",
+            "t2080",
+            "--memory",
+            memory,
+            "--irq",
+            path,
+        ],
+        env=env,
+    )
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                sock.connect(path)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        sock.close()  # the driver's end closing ends the device
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
