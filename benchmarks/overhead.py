@@ -2,13 +2,16 @@
 
 Each case times the direct call and the cryptoffload call in alternating rounds over the same
 inputs in one process, and reports the medians: added microseconds per operation and the
-throughput ratio. Two paths: ``software`` (no engine claims the algorithm: the fast path every op
+throughput ratio. Paths: ``software`` (no engine claims the algorithm: the fast path every op
 takes on a machine without engines) and ``engine`` (an engine claims AES-128-GCM and hands each
 op to OpenSSL: the full path through Op, validation, routing and counting, the engine itself
-costing what OpenSSL costs). Both paths also time a ``Cipher`` GCM stream (AAD, one update,
-finalize, tag), which on the engine path stays software's: that engine keeps no GHASH state
-(no ``open_aead_stream``), so each stream is counted as its ``streaming`` decline.
-Run: python benchmarks/overhead.py [--rounds N] [--seconds S] [--only software|engine]
+costing what OpenSSL costs). A third, ``held`` (held back): that engine claims the algorithm
+but the policy keeps every size measured from it (``min_size`` 2 MiB), so each op runs in
+software on the direct path, its engine's decline counted. Software and engine paths also
+time a ``Cipher`` GCM stream (AAD, one update, finalize, tag), which on the engine path stays
+software's: that engine keeps no GHASH state (no ``open_aead_stream``), so each stream is
+counted as its ``streaming`` decline.
+Run: python benchmarks/overhead.py [--rounds N] [--seconds S] [--only software|engine|held]
 """
 
 from __future__ import annotations
@@ -114,12 +117,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=21, help="paired rounds per case")
     parser.add_argument("--seconds", type=float, default=0.05, help="time per round and side")
-    parser.add_argument("--only", choices=("software", "engine"), help="run one path's cases")
+    parser.add_argument(
+        "--only", choices=("software", "engine", "held"), help="run one path's cases"
+    )
     args = parser.parse_args()
     results = []
-    if args.only != "engine":
+    if args.only in (None, "software"):
         results += software_cases(args)
-    if args.only != "software":
+    if args.only in (None, "held"):
+        results += held_cases(args)
+    if args.only in (None, "engine"):
         results += engine_cases(args)
     print(
         f"{'case':40} {'bytes':>8} {'direct us':>10} {'ours us':>10} {'added us':>9} {'ratio':>6}"
@@ -154,6 +161,46 @@ def engine_cases(args) -> list[dict]:
     if not done:
         raise SystemExit("the engine did none of the engine-path operations")
     return results + gcm_stream_cases("engine path: ", provider, args)
+
+
+def held_cases(args) -> list[dict]:
+    """AES-128-GCM encrypt and decrypt that an engine claims and the policy holds back from it
+    at every size measured: software does them, the engine's decline counted."""
+    engine = OpenSSLEngine()
+    policy = cryptoffload.Policy(min_size={"aes-128-gcm": 2 << 20})
+    provider = cryptoffload.Provider([engine], policy)
+    key, nonce = bytes(range(16)), bytes(12)
+    c_gcm, o_gcm = CAESGCM(key), AESGCM(key, provider=provider)
+    results = []
+    for size in (64, 16384, 1 << 20):
+        data = bytes(size)
+        sealed = c_gcm.encrypt(nonce, data, None)
+        assert o_gcm.encrypt(nonce, data, None) == sealed
+        assert o_gcm.decrypt(nonce, sealed, None) == data
+        results.append(
+            compare(
+                "held back: aes-128-gcm encrypt",
+                size,
+                lambda data=data: c_gcm.encrypt(nonce, data, None),
+                lambda data=data: o_gcm.encrypt(nonce, data, None),
+                args,
+            )
+        )
+        results.append(
+            compare(
+                "held back: aes-128-gcm decrypt",
+                size,
+                lambda sealed=sealed: c_gcm.decrypt(nonce, sealed, None),
+                lambda sealed=sealed: o_gcm.decrypt(nonce, sealed, None),
+                args,
+            )
+        )
+    snap = provider.counters.snapshot()
+    if snap[engine.name].get("aes-128-gcm", {}).get("ops") or not snap["software"]:
+        raise SystemExit("the held-back operations were not all software's")
+    if not snap[engine.name]["aes-128-gcm"]["declined"].get("below-threshold"):
+        raise SystemExit("the engine's declines of the held-back operations were not counted")
+    return results
 
 
 def software_cases(args) -> list[dict]:

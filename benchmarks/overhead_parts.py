@@ -6,9 +6,13 @@ the same operations the real one does, and times each against the direct call in
 in one process (medians of the pairwise differences), so each layer's share can be read off:
 
   call      a method that only calls `cryptography` (the floor of any wrapper in CPython)
-  resolve   + finding the provider in force (explicit, using() block, default) and its lane
-  record    + recording the op for the counters (append the size, fold now and then)
+  check     + the check that the bound lane is the provider in force (explicit, using() block,
+            default: a ContextVar get and a list subscript), as the direct path does
+  size      + the size test (bytes, its length outside the engines' window)
+  room      + the record's room test (len of the deque against its limit)
+  record    + the record itself (one deque append)
   ours      the real AESGCM.encrypt
+  held      the real AESGCM.encrypt, an engine present and the policy holding every size back
 
 Run: python benchmarks/overhead_parts.py [--rounds N] [--seconds S] [--sizes 64,16384]
 """
@@ -20,43 +24,68 @@ import collections
 import contextvars
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM as CAESGCM
-from overhead import compare
+from overhead import OpenSSLEngine, compare
 
 import cryptoffload
 from cryptoffload.aead import AESGCM
 
 _in_force: contextvars.ContextVar[object] = contextvars.ContextVar("in_force", default=None)
-_DEFAULT = object()
+_DEFAULT = [object()]
 
 
 class Layers:
-    """The fast path rebuilt step by step (each method adds one step to the previous one)."""
+    """The direct path rebuilt step by step (each method adds one step to the previous one)."""
 
-    __slots__ = ("_fast", "_pending", "_provider", "_scope")
+    __slots__ = ("_fast", "_pending", "_provider", "above", "below", "limit", "provider")
 
     def __init__(self, fast: CAESGCM) -> None:
         self._fast = fast
         self._provider = None
-        self._scope = _DEFAULT
+        self.provider = _DEFAULT[0]
+        self.below, self.above, self.limit = 1 << 62, 1 << 62, 4096
         self._pending: collections.deque[int] = collections.deque()
 
     def call(self, nonce: bytes, data: bytes, aad: bytes | None) -> bytes:
         return self._fast.encrypt(nonce, data, aad)
 
-    def resolve(self, nonce: bytes, data: bytes, aad: bytes | None) -> bytes:
-        if self._scope is not (self._provider or _in_force.get() or _DEFAULT):
-            raise AssertionError
-        return self._fast.encrypt(nonce, data, aad)
+    def check(self, nonce: bytes, data: bytes, aad: bytes | None) -> bytes:
+        if (self._provider or _in_force.get() or _DEFAULT[0]) is self.provider:
+            return self._fast.encrypt(nonce, data, aad)
+        raise AssertionError
+
+    def size(self, nonce: bytes, data: bytes, aad: bytes | None) -> bytes:
+        if (
+            (self._provider or _in_force.get() or _DEFAULT[0]) is self.provider
+            and data.__class__ is bytes
+            and ((n := len(data)) < self.below or n > self.above)
+        ):
+            return self._fast.encrypt(nonce, data, aad)
+        raise AssertionError
+
+    def room(self, nonce: bytes, data: bytes, aad: bytes | None) -> bytes:
+        if (
+            (self._provider or _in_force.get() or _DEFAULT[0]) is self.provider
+            and data.__class__ is bytes
+            and ((n := len(data)) < self.below or n > self.above)
+            and len(self._pending) < self.limit
+        ):
+            return self._fast.encrypt(nonce, data, aad)
+        raise AssertionError
 
     def record(self, nonce: bytes, data: bytes, aad: bytes | None) -> bytes:
-        if self._scope is not (self._provider or _in_force.get() or _DEFAULT):
-            raise AssertionError
-        out = self._fast.encrypt(nonce, data, aad)
-        pending = self._pending
-        pending.append(len(data))
-        if len(pending) > 4096:
-            pending.clear()
-        return out
+        if (
+            (self._provider or _in_force.get() or _DEFAULT[0]) is self.provider
+            and data.__class__ is bytes
+            and ((n := len(data)) < self.below or n > self.above)
+            and len(pending := self._pending) < self.limit
+        ):
+            out = self._fast.encrypt(nonce, data, aad)
+            pending.append(n)
+            return out
+        if len(self._pending) >= self.limit:
+            self._pending.clear()
+            return self.record(nonce, data, aad)
+        raise AssertionError
 
 
 def main() -> None:
@@ -68,6 +97,8 @@ def main() -> None:
     cryptoffload.set_default_provider(cryptoffload.Provider([]))
     key, nonce = bytes(range(16)), bytes(12)
     direct, ours = CAESGCM(key), AESGCM(key)
+    policy = cryptoffload.Policy(min_size={"aes-128-gcm": 2 << 20})
+    held = AESGCM(key, provider=cryptoffload.Provider([OpenSSLEngine()], policy))
     layers = Layers(direct)
     print(f"{'size':>6} {'layer':10} {'added us':>9} {'ratio':>6}")
     for size in (int(s) for s in args.sizes.split(",")):
@@ -75,9 +106,12 @@ def main() -> None:
         assert ours.encrypt(nonce, data, None) == direct.encrypt(nonce, data, None)
         steps = {
             "call": layers.call,
-            "resolve": layers.resolve,
+            "check": layers.check,
+            "size": layers.size,
+            "room": layers.room,
             "record": layers.record,
             "ours": ours.encrypt,
+            "held": held.encrypt,
         }
         for name, fn in steps.items():
             r = compare(

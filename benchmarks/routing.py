@@ -15,8 +15,14 @@ the stand-in takes the rest; calibration measures against it). With two syntheti
 gives a real crossover on this machine, which OpenSSL's AES-GCM does not: no engine computing on
 this CPU beats OpenSSL on it (see ``cryptoffload.engines.synthetic``).
 
+``--adaptive`` adds a column: the engine under adaptive routing (``Policy(adaptive=True)``, no
+calibration, the engine taking every size to start), warmed up over all sizes of an algorithm
+(``--warmup`` ops each, interleaved) before they are measured, its ratio to the better path
+printed beside the routed one's (the goal is judged on both). Not with ``--baseline``:
+adaptive routing weighs the engines against software, and the stand-in is an engine.
+
 Run: python3 benchmarks/routing.py --engines SPEC [--baseline SPEC] [--policy PATH]
-[--algs LIST] [--sizes LIST] [--time S] [--trials N] [--runs N]
+[--algs LIST] [--sizes LIST] [--time S] [--trials N] [--runs N] [--adaptive [--warmup N]]
 """
 
 from __future__ import annotations
@@ -34,7 +40,6 @@ from cryptoffload.tools.targets import Target, Targets, probed
 
 GOAL = 0.95
 SIZES = [64, 256, 1024, 4096, 16384, 65536, 262144, 1048576]
-SIDES = ("software", "engine", "routed")
 
 
 def measure(case, providers: dict[str, Provider], size: int, seconds: float, trials: int) -> dict:
@@ -44,7 +49,8 @@ def measure(case, providers: dict[str, Provider], size: int, seconds: float, tri
     rates: dict[str, list[float]] = {side: [] for side in fns}
     order = list(fns)
     for trial in range(trials):
-        for side in order[trial % 3 :] + order[: trial % 3]:
+        k = trial % len(order)
+        for side in order[k:] + order[:k]:
             t = run_for(fns[side], seconds)
             rates[side].append(t.ops / t.wall * scale)
     out = {}
@@ -75,10 +81,15 @@ def one_run(engine, algs, args, baseline) -> tuple[int, list, list]:
         "engine": Provider([engine], policy=verify.TAKE_ALL),
         "routed": Provider([engine, *stand_in], policy=policy),
     }
+    if args.adaptive:
+        adaptive = Policy(min_size={"*": 0}, adaptive=True)
+        providers["adaptive"] = Provider([engine], policy=adaptive)
+    sides = list(providers)
     header = f"{'algorithm':16} {'size':>7} {'software':>10} {'engine':>10} {'routed':>10}"
     what = f"software = {baseline.name}" if baseline else "software = OpenSSL"
     print(f"{engine.name}; {what}; unit MiB/s (ops/s for public-key rows); noise = widest spread")
-    print(f"{header} {'ratio':>6} {'noise':>6}  routed by the policy")
+    extra = f" {'adaptive':>10} {'a.ratio':>7}" if args.adaptive else ""
+    print(f"{header} {'ratio':>6}{extra} {'noise':>6}  routed by the policy")
     misses, unsure, rows = [], [], 0
     for alg in algs:
         case = calibrate.case_for(alg)
@@ -87,16 +98,28 @@ def one_run(engine, algs, args, baseline) -> tuple[int, list, list]:
         route = "software (excluded)" if excluded else f"engine from {low} B"
         if not excluded and high is not None:
             route += f" to {high} B"
-        for size in args.sizes if case.bulk else args.sizes[:1]:
+        sizes = args.sizes if case.bulk else args.sizes[:1]
+        if args.adaptive:
+            warm = [case.build(providers["adaptive"], size) for size in sizes]
+            for _ in range(args.warmup):
+                for fn in warm:
+                    fn()
+        for size in sizes:
             m = measure(case, providers, size, args.time, args.trials)
             best = max(m["software"]["median"], m["engine"]["median"])
             ratio = m["routed"]["median"] / best if best else 0.0
-            noise = max(m[side]["spread"] for side in SIDES)
+            noise = max(m[side]["spread"] for side in sides)
             shown = size if case.bulk else "-"
+            extra = ""
+            if args.adaptive:
+                a_ratio = m["adaptive"]["median"] / best if best else 0.0
+                extra = f" {m['adaptive']['median']:>10.1f} {a_ratio:>7.3f}"
+                ratio = min(ratio, a_ratio)
             line = (
                 f"{alg:16} {shown:>7} {m['software']['median']:>10.1f} "
                 f"{m['engine']['median']:>10.1f} {m['routed']['median']:>10.1f} "
-                f"{ratio:>6.3f} {noise:>6.0%}  {route}"
+                f"{m['routed']['median'] / best if best else 0.0:>6.3f}{extra} {noise:>6.0%}  "
+                f"{route}"
             )
             rows += 1
             if ratio < GOAL:
@@ -106,6 +129,14 @@ def one_run(engine, algs, args, baseline) -> tuple[int, list, list]:
                 (unsure if within else misses).append((alg, size, ratio))
             print(line)
     print(f"policy section for {engine.name}: {section or 'none (default routing)'}")
+    if args.adaptive:
+        for alg in algs:
+            info = providers["adaptive"].counters.snapshot()[engine.name].get(alg, {})
+            a = info.get("adaptive", {})
+            print(
+                f"adaptive {alg}: threshold {a.get('threshold')} B, {a.get('moves')} moves, "
+                f"{a.get('samples')} samples"
+            )
     met = rows - len(misses) - len(unsure)
     print(
         f"{met} of {rows} sizes at {GOAL:.0%} of the better path or above; {len(unsure)} below "
@@ -128,7 +159,15 @@ def main() -> int:
     parser.add_argument("--time", type=float, default=0.05, help="seconds per trial and side")
     parser.add_argument("--trials", type=int, default=5, help="trials per side and size")
     parser.add_argument("--runs", type=int, default=1, help="runs in a row (default 1)")
+    parser.add_argument(
+        "--adaptive", action="store_true", help="add adaptive routing's column (see above)"
+    )
+    parser.add_argument(
+        "--warmup", type=int, default=3000, help="adaptive: warm-up ops per size (default 3000)"
+    )
     args = parser.parse_args()
+    if args.adaptive and args.baseline:
+        parser.error("--adaptive weighs the engine against software: not with --baseline")
     specs = engine_list(args.engines)
     if len(specs) != 1:
         parser.error("--engines takes one engine spec here")

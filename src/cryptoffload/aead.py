@@ -11,13 +11,19 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
 
 from cryptoffload import asyncio_lane, validate
+from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
+from cryptoffload.adaptive import Adaptive
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.dmabuffer import as_plain, claimed, involved
+from cryptoffload.lane import CURRENT, DEFAULT_BOX, SAMPLE_NOW
 from cryptoffload.names import aes_name
 from cryptoffload.ops import AeadIntoOp, AeadOp
 from cryptoffload.provider import Lane, Provider, checked_provider, unbound_lane
 
 __all__ = ["AESCCM", "AESGCM", "AESGCMSIV", "AESOCB3", "AESSIV", "ChaCha20Poly1305"]
+
+#: The using blocks' provider (``ContextVar.get`` bound once: no method lookup per op).
+_using = CURRENT.get
 
 
 class _AeadBase:
@@ -59,12 +65,10 @@ class _AeadBase:
 
     def _bind(self, lane: Lane) -> None:
         self._lane = lane
-        fast = None
-        if lane.software_only:
-            fast = self._sw
-            if fast is None:
-                fast = self._sw = self._software()
-        self._fast = fast
+        if self._sw is None and not lane.required:
+            # The direct path's object (False: none can serve, e.g. a 12-byte tag).
+            self._sw = self._software() or False
+        self._fast = (self._sw or None) if lane.software_only else None
 
     def _op(self, kind: str, nonce: Any, data: Any, aad: Any) -> AeadOp:
         return AeadOp(self._alg, kind, self._key, nonce, data, aad, self._tag_length)
@@ -79,7 +83,28 @@ class _AeadBase:
 
     def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """Ciphertext followed by the tag."""
-        # The library's hot path, kept flat: see benchmarks/overhead.py.
+        # The library's hot path, kept flat: see benchmarks/overhead.py. The direct path: the
+        # lane bound is the one in force, and software takes this size (no engine claims the
+        # algorithm, or the policy holds the size back from them all): OpenSSL, then one
+        # append to the lane's record (see Lane); anything else takes _encrypt.
+        lane = self._lane
+        if (
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and ((n := len(data)) < lane.direct_below or n > lane.direct_above)
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                out = sw.encrypt(nonce, data, associated_data)
+            except (TypeError, ValueError):  # the ordinary path says why (or takes a DmaBuffer)
+                return self._encrypt(nonce, data, associated_data)
+            lane.direct(n)
+            return out
+        return self._encrypt(nonce, data, associated_data)
+
+    def _encrypt(self, nonce: Any, data: Any, associated_data: Any) -> bytes:
+        """:meth:`encrypt` off the direct path."""
         lane = self._lane.in_force(self._provider)
         if lane is not self._lane:
             self._bind(lane)
@@ -93,7 +118,7 @@ class _AeadBase:
             out = fast.encrypt(nonce, data, associated_data)
         except (TypeError, ValueError):
             if involved(data, associated_data):  # `cryptography` takes format "B" only
-                return self.encrypt(nonce, as_plain(data), as_plain(associated_data))
+                return self._encrypt(nonce, as_plain(data), as_plain(associated_data))
             self._explain(nonce, data, associated_data, 0)
             raise
         n = len(data)
@@ -109,9 +134,17 @@ class _AeadBase:
         n = len(data) - tag_length
         if n < 0 or lane.hold_below <= n <= lane.hold_above:
             return None
-        sw = self._sw
-        if sw is None:
-            sw = self._sw = self._software()
+        sw = self._sw or None
+        if lane._sample_due:  # adaptive routing: this op is due to be measured
+            adaptive = lane.adaptive
+            if not adaptive.take(n):
+                lane._sample_due = False  # its class is settled: skipped, run directly
+            elif adaptive.flip():
+                lane._sample_due = SAMPLE_NOW  # the engines' turn: through the lane
+                return None
+            else:
+                lane._sample_due = False  # software's turn: the direct call itself, timed
+                return _Timed(sw, adaptive, n) if sw is not None else None
         return sw
 
     def encrypt_into(
@@ -121,6 +154,25 @@ class _AeadBase:
 
         ``data`` and ``buf`` may be DmaBuffers (``engine.buffer(n)``): the engine that lent
         them runs the op on them in place; BufferError while another op in flight uses one."""
+        lane = self._lane  # the direct path, as in encrypt (bytes into a bytearray)
+        if (
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and buf.__class__ is bytearray
+            and ((n := len(data)) < lane.direct_below or n > lane.direct_above)
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                k = sw.encrypt_into(nonce, data, associated_data, buf)
+            except (TypeError, ValueError):  # the ordinary path says why
+                return self._encrypt_into(nonce, data, associated_data, buf)
+            lane.direct(n)
+            return k
+        return self._encrypt_into(nonce, data, associated_data, buf)
+
+    def _encrypt_into(self, nonce: Any, data: Any, associated_data: Any, buf: Any) -> int:
+        """:meth:`encrypt_into` off the direct path."""
         if (data.__class__ is not bytes or buf.__class__ is not bytearray) and involved(data, buf):
             return self._dma_into("encrypt", nonce, data, associated_data, buf)
         lane = self._lane.in_force(self._provider)
@@ -150,6 +202,28 @@ class _AeadBase:
 
     def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
+        lane = self._lane  # the direct path, as in encrypt
+        if (
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and ((n := len(data) - self._tag_length) < lane.direct_below or n > lane.direct_above)
+            and n >= 0
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                out = sw.decrypt(nonce, data, associated_data)
+            except InvalidTag:
+                lane.direct(n)
+                raise
+            except (TypeError, ValueError):  # the ordinary path says why (or takes a DmaBuffer)
+                return self._decrypt(nonce, data, associated_data)
+            lane.direct(n)
+            return out
+        return self._decrypt(nonce, data, associated_data)
+
+    def _decrypt(self, nonce: Any, data: Any, associated_data: Any) -> bytes:
+        """:meth:`decrypt` off the direct path."""
         lane = self._lane.in_force(self._provider)
         if lane is not self._lane:
             self._bind(lane)
@@ -163,7 +237,7 @@ class _AeadBase:
             out = fast.decrypt(nonce, data, associated_data)
         except TypeError:
             if involved(data, associated_data):  # `cryptography` takes format "B" only
-                return self.decrypt(nonce, as_plain(data), as_plain(associated_data))
+                return self._decrypt(nonce, as_plain(data), as_plain(associated_data))
             self._explain(nonce, data, associated_data, self._tag_length)
             raise
         except InvalidTag:
@@ -242,6 +316,31 @@ class _AeadBase:
     ) -> int:
         """Write the plaintext into ``buf`` (len(data) - tag bytes), only once the tag holds:
         on InvalidTag ``buf`` holds zeros. DmaBuffers: see ``encrypt_into``."""
+        lane = self._lane  # the direct path, as in decrypt (bytes into a bytearray)
+        if (
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and buf.__class__ is bytearray
+            and ((n := len(data) - self._tag_length) < lane.direct_below or n > lane.direct_above)
+            and n >= 0
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                k = sw.decrypt_into(nonce, data, associated_data, buf)
+            except InvalidTag:
+                # OpenSSL's GCM has written the plaintext before the tag failed: none released.
+                buf[:] = bytes(len(buf))
+                lane.direct(n)
+                raise
+            except (TypeError, ValueError):  # the ordinary path says why
+                return self._decrypt_into(nonce, data, associated_data, buf)
+            lane.direct(n)
+            return k
+        return self._decrypt_into(nonce, data, associated_data, buf)
+
+    def _decrypt_into(self, nonce: Any, data: Any, associated_data: Any, buf: Any) -> int:
+        """:meth:`decrypt_into` off the direct path."""
         if (data.__class__ is not bytes or buf.__class__ is not bytearray) and involved(data, buf):
             return self._dma_into("decrypt", nonce, data, associated_data, buf)
         lane = self._lane.in_force(self._provider)
@@ -302,6 +401,35 @@ class _AeadBase:
             if result.__class__ is not int:
                 into[:] = result
             return need
+
+
+class _Timed:
+    """The direct path's `cryptography` object for one op that adaptive routing measures:
+    software's time there (no Op), as the direct path pays it, goes into the running cost."""
+
+    __slots__ = ("_adaptive", "_n", "_sw")
+
+    def __init__(self, sw: Any, adaptive: Adaptive, n: int) -> None:
+        self._sw, self._adaptive, self._n = sw, adaptive, n
+
+    def _timed(self, call: Any, *args: Any) -> Any:
+        clock = self._adaptive.clock
+        start = clock()
+        out = call(*args)
+        self._adaptive.record(self._n, _SOFTWARE_PATH, clock() - start, False)
+        return out
+
+    def encrypt(self, *args: Any) -> Any:
+        return self._timed(self._sw.encrypt, *args)
+
+    def decrypt(self, *args: Any) -> Any:
+        return self._timed(self._sw.decrypt, *args)
+
+    def encrypt_into(self, *args: Any) -> Any:
+        return self._timed(self._sw.encrypt_into, *args)
+
+    def decrypt_into(self, *args: Any) -> Any:
+        return self._timed(self._sw.decrypt_into, *args)
 
 
 def _outcome(call: Any, item: tuple[Any, ...]) -> Any:

@@ -26,10 +26,12 @@ class Cell:
     """The counts of one engine and algorithm."""
 
     __slots__ = (
+        "adaptive",
         "bytes",
         "checked",
         "declined",
         "faults",
+        "held",
         "lock",
         "mismatches",
         "on_held",
@@ -52,11 +54,23 @@ class Cell:
         #: of ops the policy kept from every engine, recorded in ``pending`` as ``~size`` (see
         #: :meth:`cryptoffload.lane.Lane.holds_back`), so the engines' declines are counted too.
         self.on_held: Any = None
+        #: Sizes of ops the policy kept from every engine, which the primitive ran in software
+        #: directly (a software cell whose algorithm engines claim): folded as ``~size`` entries
+        #: of ``pending`` are, through ``on_held``.
+        self.held: deque[int] = deque()
+        #: For an engine cell of an algorithm routed adaptively: gives the ``adaptive`` entry.
+        self.adaptive: Any = None
 
     def used(self) -> bool:
         """Whether the cell has anything to show (a cell made ahead of use shows nothing)."""
         return bool(
-            self.pending or self.ops or self.faults or self.declined or self.zeroed or self.checked
+            self.pending
+            or self.held
+            or self.ops
+            or self.faults
+            or self.declined
+            or self.zeroed
+            or self.checked
         )
 
     def add(self, nbytes: int) -> None:
@@ -85,6 +99,14 @@ class Cell:
     def fold(self) -> None:
         """Move pending sizes into the totals (C-speed drain of exactly what is there now)."""
         with self.lock:
+            held = self.held
+            k = len(held)
+            if k:
+                sizes = list(starmap(held.popleft, repeat((), k)))
+                if self.on_held is not None:
+                    self.on_held(sizes)
+                self.bytes += sum(sizes)
+                self.ops += k
             pending = self.pending
             n = len(pending)
             if not n:
@@ -116,7 +138,9 @@ class Cell:
             if checks or self.checked:
                 out["checked"] = self.checked
                 out["mismatches"] = self.mismatches
-            return out
+        if self.adaptive is not None:
+            out["adaptive"] = self.adaptive()
+        return out
 
 
 class Counters:
@@ -128,6 +152,10 @@ class Counters:
     ``"checked"``: engine results recomputed in software, and ``"mismatches"``: those that
     disagreed (each is also a fault, and disables the engine for that algorithm). Counters
     without it keep the four keys, so that readers of either shape can use ``.get``.
+
+    With adaptive routing on (``Policy(adaptive=True)``), the cell of the first engine on an
+    algorithm's route also has ``"adaptive"``: ``{"samples", "moves", "threshold", "classes"}``
+    (see :meth:`cryptoffload.adaptive.Adaptive.as_dict`); :func:`diff` leaves it out.
     """
 
     __slots__ = ("_cells", "_engines", "_lock", "checks")

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
+from cryptoffload.adaptive import ENGINE, Adaptive
+from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.counters import FOLD_AT, Cell
 from cryptoffload.crosscheck import Check, Sampled
 from cryptoffload.devicekey import DeviceKeyError
@@ -39,6 +41,8 @@ class Provider(Protocol):
     watch: FallbackWatch
     software: Engine
     _routed: tuple[Engine, ...]
+    adaptive_clock: Callable[[], int] | None
+    adaptive_sampler: Callable[[], bool] | None
 
     def lane(self, alg: str) -> Lane: ...
 
@@ -129,6 +133,9 @@ class _Route:
 
 
 _NEVER = sys.maxsize + 1
+_MISSED = object()  # no engine took the op
+#: ``Lane._sample_due`` set by a direct path that hands the lane an op to sample the engines on.
+SAMPLE_NOW = 2
 
 
 class Lane:
@@ -138,13 +145,27 @@ class Lane:
     require offload: the primitive may then call OpenSSL itself, skip building an Op, and
     record the operation with :meth:`count`. Otherwise it builds an Op and calls :meth:`run`.
     Every fallback decision (policy windows, declines, faults, ``require``) is taken here.
+
+    The direct path (the hottest primitives, see ``AESGCM.encrypt``): an op of ``n`` bytes with
+    ``n < direct_below or n > direct_above`` (every size on a software-only lane; the sizes
+    the policy holds back from every engine otherwise; none when offload is required) may run
+    in OpenSSL directly and be recorded with ``direct(n)``, as long as
+    ``len(direct_q) < direct_room``; otherwise the primitive takes its ordinary path, whose
+    :meth:`in_force` folds the record (and, with adaptive routing, takes that op as a sample).
     """
 
     __slots__ = (
         "_cell",
         "_pending",
+        "_sample_due",
+        "adaptive",
         "aead_streams",
         "alg",
+        "direct",
+        "direct_above",
+        "direct_below",
+        "direct_q",
+        "direct_room",
         "hold_above",
         "hold_below",
         "provider",
@@ -185,6 +206,25 @@ class Lane:
         #: ``tally(~n)`` records an op of n bytes that the policy kept from every engine (see
         #: :meth:`holds_back`): the engines' declines are counted when the cell folds.
         self.tally = self._pending.append
+        #: The direct path's record: a software-only lane's plain sizes; otherwise the sizes
+        #: held back from every engine, whose declines are counted when the cell folds.
+        self.direct_q = self._pending if self.software_only else self._cell.held
+        self.direct = self.direct_q.append
+        self._sample_due = False
+        self.adaptive: Adaptive | None = None
+        settings = policy.adaptive
+        open_routes = [r for r in routes if not r.denied]
+        if settings is not None and open_routes and not self.required:
+            self.adaptive = Adaptive(
+                settings,
+                min(r.low for r in open_routes),
+                self._move,
+                clock=getattr(provider, "adaptive_clock", None),
+                sampler=getattr(provider, "adaptive_sampler", None),
+            )
+            open_routes[0].cell.adaptive = self.adaptive.as_dict
+            self._move(self.adaptive.threshold)
+        self.direct_room = self.adaptive.interval if self.adaptive is not None else FOLD_AT
         self.set_holds()
         if routes:
             self._cell.on_held = self._count_held
@@ -200,9 +240,21 @@ class Lane:
             # Nothing is held back: offload is required, or no engine claims the algorithm
             # (software_only, which primitives check first).
             self.hold_below, self.hold_above = -1, _NEVER
+            # The direct path: none when offload is required, else every size (n > -1: both
+            # bounds small ints, which CPython 3.11 compares on its fastest path).
+            self.direct_below = -1
+            self.direct_above = _NEVER if self.required else -1
             return
-        self.hold_below = min(route.floor for route in routes)
-        self.hold_above = max(route.ceiling for route in routes)
+        self.hold_below = self.direct_below = min(route.floor for route in routes)
+        self.hold_above = self.direct_above = max(route.ceiling for route in routes)
+
+    def _move(self, threshold: int) -> None:
+        """Adaptive routing moved the threshold: the engines open to the algorithm (not
+        denied, not disabled) take sizes from ``threshold`` up."""
+        for route in self.routes:
+            if not route.denied and not route.disabled:
+                route.low = route.floor = threshold
+        self.set_holds()
 
     def holds_back(self, size: int) -> bool:
         """Whether the policy keeps an op of ``size`` bytes from every engine on the route.
@@ -250,12 +302,22 @@ class Lane:
         provider = explicit or _current.get() or _default or default_provider()
         if provider is not self.provider:
             return provider.lane(self.alg)
-        if len(self._pending) > FOLD_AT:
+        queued = len(self.direct_q)
+        if len(self._pending) > FOLD_AT or queued >= self.direct_room:
+            adaptive = self.adaptive
+            if adaptive is not None:
+                if queued >= self.direct_room:
+                    self._sample_due = True  # this op is due: the direct ops before it were not
+                if queued < FOLD_AT and len(self._pending) <= FOLD_AT:
+                    self.direct_room = queued + adaptive.interval  # the next due op; no fold
+                    return self
+                self.direct_room = adaptive.interval
             self._cell.fold()
         return self
 
     def count(self, nbytes: int) -> None:
-        """One operation of ``nbytes`` that the primitive ran in software itself."""
+        """One operation of ``nbytes`` that the primitive ran in software itself (``~size``:
+        one the policy held back from every engine, as for :attr:`tally`); folds when due."""
         pending = self._pending
         pending.append(nbytes)
         if len(pending) > FOLD_AT:
@@ -271,10 +333,24 @@ class Lane:
         """
         if not checked:
             validate_op(op)
+        if self.adaptive is not None:
+            return self._run_adaptive(op)
         size = op.size
         declines: dict[str, str] = {}
+        result = self._offer(op, size, declines, False)
+        if result is _MISSED:
+            return self._software(op, size, declines)
+        return result
+
+    def _offer(self, op: Op, size: int, declines: dict[str, str], sample: bool) -> Any:
+        """``op``'s result from the first engine on the route that takes it, or _MISSED (each
+        engine's reason in ``declines``, counted). ``sample``: adaptive routing measures the
+        engines on an op below the threshold; only their hard limits hold (max_size, deny,
+        a cross-check's disable)."""
         for route in self.routes:
-            if route.floor <= size <= route.ceiling:
+            if (route.floor <= size or (sample and not route.disabled and not route.denied)) and (
+                size <= route.ceiling
+            ):
                 try:
                     result = route.engine.run(op)
                 except Unavailable as exc:
@@ -308,6 +384,10 @@ class Lane:
             route.cell.decline(reason)
             declines[route.name] = reason
             self.provider.watch.miss(route.name, reason)
+        return _MISSED
+
+    def _software(self, op: Op, size: int, declines: dict[str, str]) -> Any:
+        """Software's answer to ``op`` (the engines' ``declines`` said why not), counted."""
         if self.required:
             raise OffloadRequired(self.alg, declines)
         try:
@@ -320,6 +400,56 @@ class Lane:
             self._cell.add(size)
             raise
         self._cell.add(size)
+        return result
+
+    def _run_adaptive(self, op: Op) -> Any:
+        """:meth:`run` with adaptive routing. A due op (the sampler's, or one the direct path
+        handed over) is timed: alternately down the other path (a sample) and down its own;
+        other ops take their path untimed. Ops below the threshold are recorded as the
+        direct path records them (``tally(~size)``: the engines' declines counted at the fold).
+        """
+        adaptive = self.adaptive
+        assert adaptive is not None
+        size = op.size
+        # Due: handed over by the direct path (which asked take() already), or the sampler's.
+        handed = self._sample_due
+        self._sample_due = False
+        due = handed or (adaptive.sampler() and adaptive.take(size))
+        held = size < self.hold_below or size > self.hold_above
+        # Above every engine's max_size no sample can be taken: its own path is timed.
+        # SAMPLE_NOW: the direct path has flipped already (it times software's turns itself).
+        sample = due and (handed is SAMPLE_NOW or adaptive.flip()) and size <= self.hold_above
+        declines: dict[str, str] = {}
+        clock = adaptive.clock
+        if held == sample:  # the engines: their sizes, or a sample of a class below them
+            start = clock() if due else 0
+            result = self._offer(op, size, declines, sample)
+            if result is not _MISSED:
+                if due:
+                    adaptive.record(size, ENGINE, clock() - start, sample)
+                return result
+            due = sample = False  # no engine measured: software answers, untimed
+        elif sample:  # software, measured on an op of the engines' sizes
+            for route in self.routes:
+                route.cell.decline("adaptive-sample")
+                declines[route.name] = "adaptive-sample"
+        elif held:  # software, as on the direct path
+            start = clock() if due else 0
+            try:
+                result = self.provider.software.run(op)
+            except DeviceKeyError:
+                raise
+            except BaseException:
+                self.count(~size)
+                raise
+            self.count(~size)
+            if due:
+                adaptive.record(size, _SOFTWARE_PATH, clock() - start, False)
+            return result
+        start = clock() if due else 0
+        result = self._software(op, size, declines)
+        if due:
+            adaptive.record(size, _SOFTWARE_PATH, clock() - start, sample)
         return result
 
     def run_batch(self, ops: Sequence[Op]) -> list[Any]:
@@ -532,7 +662,7 @@ class _Unbound:
     """What a primitive holds before its first operation: a lane of no provider yet."""
 
     __slots__ = ("alg",)
-    provider = None
+    provider = _NO_PROVIDER = object()  # no provider's: the direct path's check never passes
 
     def __init__(self, alg: str) -> None:
         self.alg = alg
@@ -552,7 +682,11 @@ def unbound_lane(alg: str) -> Any:
 # build or check a Provider are cryptoffload.provider's, which installs the builder below.
 
 _current: ContextVar[Provider | None] = ContextVar("cryptoffload_provider", default=None)
+#: The ``using`` blocks' provider, for the direct path's check in other modules.
+CURRENT = _current
 _default: Provider | None = None
+#: ``[_default]``, for the direct path's check in other modules (one subscript, no call).
+DEFAULT_BOX: list[Provider | None] = [None]
 _default_lock = threading.Lock()
 _build_default: Callable[[], Provider] | None = None
 
@@ -574,6 +708,7 @@ def default_provider() -> Provider:
                 if _build_default is None:
                     raise RuntimeError("no provider builder installed: import cryptoffload first")
                 provider = _default = _build_default()
+                DEFAULT_BOX[0] = provider
     return provider
 
 
@@ -582,6 +717,7 @@ def replace_default(provider: Provider | None) -> None:
     global _default
     with _default_lock:
         _default = provider
+        DEFAULT_BOX[0] = provider
 
 
 def resolve(provider: Provider | None = None) -> Provider:

@@ -13,6 +13,7 @@ from typing import Any
 
 import tomli_w
 
+from cryptoffload.adaptive import AdaptiveSettings
 from cryptoffload.names import all_algorithms
 
 ENV_VAR = "CRYPTOFFLOAD_POLICY"
@@ -189,9 +190,13 @@ class Policy:
     counted; where only software is left, the primitives call OpenSSL directly).
     ``cryptoffload calibrate`` writes these from measurements, with the figures behind them in
     ``calibration`` (plain data, kept and written back, never read for routing).
+
+    ``adaptive`` (off by default) turns on adaptive routing: True for the defaults, or a table
+    (``[adaptive]`` in TOML: ``enabled``, ``sample``, ``margin``, ``min_samples``, ``alpha``);
+    see :mod:`cryptoffload.adaptive`. Kept as :class:`AdaptiveSettings`, or None when off.
     """
 
-    __slots__ = ("calibration", "deny", "engines", "max_size", "min_size", "require")
+    __slots__ = ("adaptive", "calibration", "deny", "engines", "max_size", "min_size", "require")
 
     def __init__(
         self,
@@ -201,7 +206,9 @@ class Policy:
         deny: Iterable[str] | None = None,
         engines: Mapping[str, Mapping[str, Any]] | None = None,
         calibration: Mapping[str, Any] | None = None,
+        adaptive: bool | Mapping[str, Any] | AdaptiveSettings | None = None,
     ) -> None:
+        self.adaptive = AdaptiveSettings.parse(adaptive)
         self.min_size = _check_sizes("min_size", min_size)
         self.max_size = _check_sizes("max_size", max_size)
         self.require = _check_names("require", require)
@@ -214,9 +221,10 @@ class Policy:
 
     def __repr__(self) -> str:
         engines = f", engines={self.engines!r}" if self.engines else ""
+        adaptive = f", adaptive={self.adaptive.to_dict()!r}" if self.adaptive else ""
         return (
             f"Policy(min_size={self.min_size!r}, max_size={self.max_size!r}, "
-            f"require={list(self.require)!r}, deny={list(self.deny)!r}{engines})"
+            f"require={list(self.require)!r}, deny={list(self.deny)!r}{engines}{adaptive})"
         )
 
     def __eq__(self, other: object) -> bool:
@@ -262,7 +270,8 @@ class Policy:
         return (low or 0, high)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data, as written to TOML (``engines`` and ``calibration`` only when set)."""
+        """Plain data, as written to TOML (``engines``, ``calibration``, ``adaptive`` only when
+        set)."""
         out: dict[str, Any] = {
             "require": list(self.require),
             "deny": list(self.deny),
@@ -276,12 +285,14 @@ class Policy:
             }
         if self.calibration is not None:
             out["calibration"] = self.calibration
+        if self.adaptive is not None:
+            out["adaptive"] = self.adaptive.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str = "policy") -> Policy:
         """Build from plain data; unknown keys are an error, so a typo is never ignored."""
-        known = {"require", "deny", "min_size", "max_size", "engines", "calibration"}
+        known = {"require", "deny", "min_size", "max_size", "engines", "calibration", "adaptive"}
         unknown = set(data) - known
         if unknown:
             raise ValueError(
@@ -295,6 +306,7 @@ class Policy:
                 deny=data.get("deny"),
                 engines=data.get("engines"),
                 calibration=data.get("calibration"),
+                adaptive=data.get("adaptive"),
             )
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{source}: {exc}") from None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from cryptoffload import engines as _engines
@@ -48,6 +48,11 @@ class Provider:
     disagrees is replaced by software's answer, counted (``mismatches`` in the counters, and a
     fault) and logged as an error, and that engine gets no more operations of that algorithm
     from this provider (declined ``disabled``; see :meth:`disabled`). Off, it costs nothing.
+
+    ``clock`` and ``sampler`` are for adaptive routing (a policy with ``adaptive`` on; see
+    :mod:`cryptoffload.adaptive`): ``clock()`` gives nanoseconds (default
+    ``time.perf_counter_ns``), ``sampler()`` says whether an op is a sample (default: at random,
+    the policy's ``sample`` share); tests pass their own to be deterministic.
     """
 
     def __init__(
@@ -55,6 +60,8 @@ class Provider:
         engines: Iterable[Engine | str] = (),
         policy: Policy | None = None,
         cross_check: float = 0.0,
+        clock: Callable[[], int] | None = None,
+        sampler: Callable[[], bool] | None = None,
     ) -> None:
         if isinstance(engines, (str, bytes)):
             engines = [engines]
@@ -70,6 +77,8 @@ class Provider:
         #: The share of engine results recomputed in software (0: none).
         self.cross_check = float(cross_check)
         self.policy = policy if policy is not None else Policy()
+        self.adaptive_clock = clock
+        self.adaptive_sampler = sampler
         self.software: Engine | None = None
         routed: list[Engine] = []
         self.capabilities: dict[str, Capabilities] = {}

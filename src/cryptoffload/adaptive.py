@@ -1,0 +1,231 @@
+"""Adaptive routing: per algorithm, a threshold moved at run time by the measured cost per path.
+
+One :class:`Adaptive` per lane (algorithm) when the policy turns it on. Sizes fall in classes by
+their bit length (0, 1, 2-3, 4-7, ... bytes: powers of two). A share of ops (``sample``, by
+the sampler) is due to be measured: alternately one goes down the other path (a sample) and
+one down its own, timed (ns per op) into an EWMA for that path and class; other ops are not
+timed. When both paths of a class have ``min_samples`` fresh times and the other path is
+faster by more than ``margin``, the threshold moves across the class: down to the class's
+first size when the engine wins a class below it, up past the class when software wins a
+class at or above it. The engines then take sizes from the threshold up (their ``max_size``,
+``deny``, ``require`` and a cross-check's ``disabled`` still hold).
+
+A class whose evidence is clear the other way (its own path faster by more than ``margin``)
+is settled: it skips its next 3, 15, 63 ... up to :data:`MAX_SKIP` due ops (four times more
+each time it is confirmed, and at once as many as keep the samples' cost near
+:data:`SAMPLE_COST` of the class's time; back to every one when the evidence is unclear or the
+threshold moves), so a path many times slower costs that class about 1%, not the sampled share.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: Size classes: bit lengths 0..64.
+CLASSES = 65
+#: A time above this many times a path's running cost counts as this many times it.
+OUTLIER = 4
+#: The share of a settled class's time its samples on the slower path may cost (1%).
+SAMPLE_COST = 0.01
+#: Most due samples a settled class skips between two it takes.
+MAX_SKIP = 255
+ENGINE, SOFTWARE = 0, 1
+
+
+@dataclass(frozen=True)
+class AdaptiveSettings:
+    """How adaptive routing samples and decides (the policy's ``[adaptive]`` table)."""
+
+    #: Share of ops sent down the other path to measure it (default 1/64).
+    sample: float = 1 / 64
+    #: How much faster (a fraction) the other path must be to move the threshold.
+    margin: float = 0.1
+    #: Fresh samples needed on both paths of a class before it can move the threshold.
+    min_samples: int = 8
+    #: Weight of a new time in the running average (EWMA).
+    alpha: float = 0.125
+
+    def __post_init__(self) -> None:
+        for name in ("sample", "margin", "alpha"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"adaptive {name} must be a number, got {value!r}")
+        if not 0 < self.sample <= 0.5:
+            raise ValueError(f"adaptive sample must be in (0, 0.5], got {self.sample}")
+        if not 0 <= self.margin < 1:
+            raise ValueError(f"adaptive margin must be in [0, 1), got {self.margin}")
+        if not 0 < self.alpha <= 1:
+            raise ValueError(f"adaptive alpha must be in (0, 1], got {self.alpha}")
+        if isinstance(self.min_samples, bool) or not isinstance(self.min_samples, int):
+            raise TypeError(f"adaptive min_samples must be an integer, got {self.min_samples!r}")
+        if self.min_samples < 1:
+            raise ValueError(f"adaptive min_samples must be at least 1, got {self.min_samples}")
+
+    @classmethod
+    def parse(cls, value: Any) -> AdaptiveSettings | None:
+        """None (off) for False/None; defaults for True; a table: ``enabled`` plus settings."""
+        if value is None or value is False:
+            return None
+        if value is True:
+            return cls()
+        if isinstance(value, AdaptiveSettings):
+            return value
+        if not isinstance(value, Mapping):
+            raise TypeError(f"adaptive must be true, false or a table, got {value!r}")
+        known = {"enabled", "sample", "margin", "min_samples", "alpha"}
+        unknown = set(value) - known
+        if unknown:
+            raise ValueError(
+                f"adaptive: unknown key(s) {sorted(unknown)}; expected some of {sorted(known)}"
+            )
+        enabled = value.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise TypeError(f"adaptive enabled must be true or false, got {enabled!r}")
+        if not enabled:
+            return None
+        return cls(**{k: v for k, v in value.items() if k != "enabled"})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``[adaptive]`` table as written to TOML."""
+        return {
+            "enabled": True,
+            "sample": self.sample,
+            "margin": self.margin,
+            "min_samples": self.min_samples,
+            "alpha": self.alpha,
+        }
+
+
+def random_sampler(sample: float) -> Callable[[], bool]:
+    """True for about ``sample`` of calls (the default sampler)."""
+    draw = random.random
+
+    def due() -> bool:
+        return draw() < sample
+
+    return due
+
+
+def size_class(size: int) -> int:
+    """The class of a size: its bit length (class c holds 2**(c-1) .. 2**c - 1 bytes)."""
+    return size.bit_length()
+
+
+class Adaptive:
+    """One algorithm's adaptive state: running costs per path and class, and the threshold.
+
+    ``clock()`` gives nanoseconds (``time.perf_counter_ns``); ``sampler()`` says whether an op
+    is a sample. ``on_move(threshold)`` is called (lock not held) when the threshold moves.
+    """
+
+    def __init__(
+        self,
+        settings: AdaptiveSettings,
+        threshold: int,
+        on_move: Callable[[int], None],
+        clock: Callable[[], int] | None = None,
+        sampler: Callable[[], bool] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.threshold = threshold
+        self.clock = clock or time.perf_counter_ns
+        self.sampler = sampler or random_sampler(settings.sample)
+        self.interval = max(1, round(1 / settings.sample))
+        self._on_move = on_move
+        self._lock = threading.Lock()
+        self.cost: list[list[float]] = [[0.0] * CLASSES, [0.0] * CLASSES]
+        self.fresh: list[list[int]] = [[0] * CLASSES, [0] * CLASSES]
+        self.skip = [0] * CLASSES
+        self._skipped = [0] * CLASSES
+        self.samples = 0
+        self.moves = 0
+        self._flip = False
+
+    def take(self, size: int) -> bool:
+        """Whether a due sample of ``size`` is taken (False: its class is settled and skips
+        it; the op takes its ordinary path)."""
+        c = size.bit_length()
+        if self._skipped[c] < self.skip[c]:
+            self._skipped[c] += 1
+            return False
+        self._skipped[c] = 0
+        return True
+
+    def flip(self) -> bool:
+        """Alternately True and False: a due op measures the other path one time (a sample),
+        its own the next (ops that are not due are not timed)."""
+        self._flip = not self._flip
+        return self._flip
+
+    def record(self, size: int, path: int, ns: int, sample: bool) -> None:
+        """One op of ``size`` took ``ns`` on ``path`` (ENGINE or SOFTWARE); maybe move."""
+        c = size.bit_length()
+        s = self.settings
+        moved = None
+        with self._lock:
+            if sample:
+                self.samples += 1
+            costs = self.cost[path]
+            fresh = self.fresh[path]
+            old = costs[c]
+            # A time more than OUTLIER x the running cost (the thread preempted on a busy
+            # machine, a page fault) counts as OUTLIER x; fresh evidence keeps the average.
+            costs[c] = ns if not old else old + s.alpha * (min(ns, OUTLIER * old) - old)
+            fresh[c] += 1
+            if self.fresh[ENGINE][c] >= s.min_samples and self.fresh[SOFTWARE][c] >= s.min_samples:
+                moved = self._decide(c)
+        if moved is not None:
+            self._on_move(moved)
+
+    def _decide(self, c: int) -> int | None:
+        """The new threshold if class ``c``'s evidence is clear, else None (lock held)."""
+        engine, software = self.cost[ENGINE][c], self.cost[SOFTWARE][c]
+        keep = 1 - self.settings.margin
+        low = 0 if c == 0 else 1 << (c - 1)
+        offloaded = low >= self.threshold
+        if not offloaded and engine < software * keep:
+            new = low
+        elif offloaded and software < engine * keep:
+            new = 1 << c
+        else:
+            taken, other = (engine, software) if offloaded else (software, engine)
+            if taken < other * keep:  # settled: sample it less, from fresh evidence
+                # Enough skips that the samples cost the class about SAMPLE_COST of its time:
+                # one due op in two, one in ``interval`` ops, is a sample on the slower path.
+                slower = other / taken - 1
+                enough = math.ceil(slower / (2 * self.interval * SAMPLE_COST)) - 1
+                self.skip[c] = min(max(4 * self.skip[c] + 3, enough), MAX_SKIP)
+                self.fresh[ENGINE][c] = self.fresh[SOFTWARE][c] = 0
+            else:
+                self.skip[c] = 0
+            return None
+        self.threshold = new
+        self.moves += 1
+        self.skip[c] = 0
+        self.fresh[ENGINE][c] = self.fresh[SOFTWARE][c] = 0
+        return new
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counters' ``adaptive`` entry: samples taken, moves made, the threshold now, and
+        the running cost (ns per op) per path for each class measured on both."""
+        with self._lock:
+            classes = {
+                f"{0 if c == 0 else 1 << (c - 1)}": {
+                    "engine_ns": round(self.cost[ENGINE][c]),
+                    "software_ns": round(self.cost[SOFTWARE][c]),
+                }
+                for c in range(CLASSES)
+                if self.cost[ENGINE][c] and self.cost[SOFTWARE][c]
+            }
+            return {
+                "samples": self.samples,
+                "moves": self.moves,
+                "threshold": self.threshold,
+                "classes": classes,
+            }
