@@ -76,14 +76,31 @@ class ChaosTally:
         self.declined += declined
         self.faults += faults
 
-    def check(self) -> None:
-        """Both engines did ops, and the chaos engine both declined and faulted somewhere."""
+    def check(self, request: pytest.FixtureRequest) -> None:
+        """Both engines did ops, and the chaos engine both declined and faulted somewhere.
+
+        Under pytest-xdist a file's tests are shared among workers, and this worker may have run
+        only a few chaos-set tests (the streamed ones never reach the engine): then a tally
+        short of one of the four is a skip that says so, not a failure. Run the file alone
+        (``python3 -m pytest FILE``) for the strict check."""
         if self.tests == 0:
             pytest.skip("no chaos-set test of this file ran before this one")
-        assert self.engine_ops > 0, "the chaos engine completed no op in this file"
-        assert self.software_ops > 0, "software finished no op for the chaos engine in this file"
-        assert self.declined > 0, "the chaos engine declined no op in this file"
-        assert self.faults > 0, "the chaos engine faulted on no op in this file"
+        missing = [
+            what
+            for what, n in (
+                ("completed no op", self.engine_ops),
+                ("left software no op", self.software_ops),
+                ("declined no op", self.declined),
+                ("faulted on no op", self.faults),
+            )
+            if n <= 0
+        ]
+        if missing and hasattr(request.config, "workerinput"):
+            pytest.skip(
+                f"only {self.tests} chaos-set test(s) of this file ran in this xdist worker, and "
+                f"there the chaos engine {', '.join(missing)}: run the file alone to check"
+            )
+        assert not missing, f"over this file the chaos engine {', '.join(missing)}"
 
 
 def check_ops(

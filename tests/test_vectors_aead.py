@@ -219,5 +219,5 @@ def test_aesccm_longest_payload_a_13_byte_nonce_allows_round_trips(provider: Pro
     check_ops(provider, {"aes-128-ccm": 2}, TALLY)
 
 
-def test_chaos_engine_declined_and_faulted_over_this_file() -> None:
-    TALLY.check()
+def test_chaos_engine_declined_and_faulted_over_this_file(request) -> None:
+    TALLY.check(request)

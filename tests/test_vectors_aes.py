@@ -145,5 +145,5 @@ def test_split_follows_the_chunk_pattern() -> None:
     assert b"".join(split(data, CHUNK_PATTERN, 5)) == data
 
 
-def test_chaos_engine_declined_and_faulted_over_this_file() -> None:
-    TALLY.check()
+def test_chaos_engine_declined_and_faulted_over_this_file(request) -> None:
+    TALLY.check(request)

@@ -205,5 +205,5 @@ def test_cmac_sp800_38b_vectors_finalize_chunks_copy_and_verify(
     check_ops(provider, {f"cmac-aes-{bits}": 4 * len(records)}, TALLY)
 
 
-def test_chaos_engine_declined_and_faulted_over_this_file() -> None:
-    TALLY.check()
+def test_chaos_engine_declined_and_faulted_over_this_file(request) -> None:
+    TALLY.check(request)

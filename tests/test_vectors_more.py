@@ -210,5 +210,5 @@ def test_hmac_md5_matches_rfc_2202(provider: Provider) -> None:
     check_ops(provider, {"hmac-md5": 2 * len(records)}, TALLY)
 
 
-def test_chaos_engine_declined_and_faulted_over_this_file() -> None:
-    TALLY.check()
+def test_chaos_engine_declined_and_faulted_over_this_file(request) -> None:
+    TALLY.check(request)

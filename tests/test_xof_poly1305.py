@@ -374,5 +374,5 @@ def test_poly1305_key_is_in_no_repr_error_or_counter(engines):
             assert spelling not in text
 
 
-def test_chaos_engine_declined_and_faulted_over_this_file():
-    TALLY.check()
+def test_chaos_engine_declined_and_faulted_over_this_file(request):
+    TALLY.check(request)
