@@ -27,7 +27,7 @@ from cryptoffload.caam.recipes.base import (
 from cryptoffload.caam.recipes.templates import seq_job, shared
 from cryptoffload.errors import Unavailable
 
-__all__ = ["CHUNK", "MODES", "cipher", "prepare_cipher"]
+__all__ = ["CHUNK", "MODES", "append_aes_pass", "cipher", "prepare_cipher"]
 
 BLOCK = 16
 #: Where each mode keeps its IV in the class-1 context (CTR: "CONTEXT1[255:128] = IV").
@@ -52,6 +52,15 @@ def _build_shared(b: DescriptorBuilder, key: AesKey, mode: str, encrypt: bool) -
     off = IV_OFFSET[mode]
     if off is not None:
         b.load(1, "context", offset=off, length=BLOCK, seq=True)
+    append_aes_pass(b, mode, encrypt)
+    if off is not None:
+        b.store(1, "context", offset=off, length=BLOCK, seq=True)
+
+
+def append_aes_pass(b: DescriptorBuilder, mode: str, encrypt: bool) -> None:
+    """The AES pass over the whole input sequence, the key and IV already loaded: INIT
+    (decryption of ECB/CBC: the DK variant once the shared descriptor is loaded), both
+    variable lengths from SEQINLEN, the message in and out through VLF."""
     if not encrypt and mode in ALIGNED:
         b.jump(jsl=True, condition=["SHRD"], offset=3)
         b.operation(1, "AES", aai=mode, state="init")
@@ -63,8 +72,6 @@ def _build_shared(b: DescriptorBuilder, key: AesKey, mode: str, encrypt: bool) -
     b.math("ADD", "SEQINLEN", "MATH0", "VARSEQINLEN")
     b.fifo_load(1, "MSG", seq=True, vlf=True, last1=True)
     b.fifo_store(0, "MESSAGE_DATA", seq=True, vlf=True)
-    if off is not None:
-        b.store(1, "context", offset=off, length=BLOCK, seq=True)
 
 
 def _flat(bufs: Buffers, iv: bytes, data: Bytes, target: Out) -> tuple[int, int, bool, bool]:

@@ -22,7 +22,7 @@ from cryptoffload.caam.recipes.base import (
     key_ident,
     key_shape,
 )
-from cryptoffload.caam.recipes.cipher import ALIGNED, BLOCK, IV_OFFSET
+from cryptoffload.caam.recipes.cipher import ALIGNED, BLOCK, IV_OFFSET, append_aes_pass
 from cryptoffload.caam.recipes.templates import job_header, seq_flags, shared, template
 from cryptoffload.errors import Unavailable
 
@@ -56,17 +56,7 @@ def _build_shared(b: DescriptorBuilder, key: AesKey, mode: str, encrypt: bool) -
     out from the data), so input and output are the caller's bytes and nothing else."""
     b.header(kind="shared", share="serial")
     append_key(b, 1, key)
-    if not encrypt and mode in ALIGNED:
-        b.jump(jsl=True, condition=["SHRD"], offset=3)
-        b.operation(1, "AES", aai=mode, state="init")
-        b.jump(offset=2)
-        b.operation(1, "AES", aai=mode, state="init", dk=True)
-    else:
-        b.operation(1, "AES", aai=mode, state="init", encrypt=encrypt)
-    b.math("ADD", "SEQINLEN", "MATH0", "VARSEQOUTLEN")
-    b.math("ADD", "SEQINLEN", "MATH0", "VARSEQINLEN")
-    b.fifo_load(1, "MSG", seq=True, vlf=True, last1=True)
-    b.fifo_store(0, "MESSAGE_DATA", seq=True, vlf=True)
+    append_aes_pass(b, mode, encrypt)
 
 
 def _job(driver: DriverLike, shlen: int, offset: int | None) -> Callable[..., list[int]]:
