@@ -362,3 +362,22 @@ def test_streams_pass_the_cross_check_sampler() -> None:
     ours = Cipher(algorithms.AES(key), modes.GCM(iv), provider=provider).encryptor()
     assert run_stream(ours, [b"a"], [b"b" * 30], None) == run_stream(ref, [b"a"], [b"b" * 30], None)
     assert cell(provider, ENGINE)["ops"] == 1
+
+
+@pytest.mark.parametrize("spec", ["passthrough", ENGINE])
+def test_an_engine_stream_refuses_what_cryptography_refuses_in_its_words(spec):
+    p = Provider([spec], policy=Policy(min_size={"*": 0}))
+    ref = RefCipher(ref_algorithms.AES(bytes(16)), ref_modes.GCM(bytes(12))).encryptor()
+    try:
+        ours = Cipher(algorithms.AES(bytes(16)), modes.GCM(bytes(12)), provider=p).encryptor()
+        for bad in ("hello", object, 5):
+            with pytest.raises(TypeError) as theirs:
+                ref.update(bad)
+            with pytest.raises(TypeError) as mine:
+                ours.update(bad)
+            assert str(mine.value) == str(theirs.value)
+        tagged = modes.GCM(bytes(12), b"0" * 16)
+        with pytest.raises(ValueError, match="tag must be None when encrypting"):
+            Cipher(algorithms.AES(bytes(16)), tagged, provider=p).encryptor()
+    finally:
+        p.close()

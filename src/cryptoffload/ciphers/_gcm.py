@@ -40,6 +40,8 @@ _FINALIZED = "Context was already finalized."
 
 def gcm_context(cipher: Any, lane: Lane, encrypt: bool) -> Any:
     """The encryptor or decryptor for a ``Cipher`` in GCM: an engine's stream if one opens."""
+    if encrypt and cipher.mode.tag is not None:  # `cryptography`'s check, before any engine
+        raise ValueError("Authentication tag must be None when encrypting.")
     if not lane.aead_streams:  # as before engines could stream: each declines `streaming`
         declines: Mapping[str, str] = lane.declines_for("streaming")
     else:
@@ -58,6 +60,17 @@ def gcm_context(cipher: Any, lane: Lane, encrypt: bool) -> Any:
         declines = opened
     lane.allow_software(declines)  # a policy that requires offload refuses it now
     return (GcmEncryptor if encrypt else GcmDecryptor)(cipher, lane, encrypt, declines)
+
+
+def _check_buffer(data: Any) -> None:
+    """TypeError, in `cryptography`'s words (code may match them), unless ``data`` is a buffer."""
+    try:
+        memoryview(data)
+    except TypeError:
+        text = f'Cannot convert "{type(data)!r}" instance to a buffer.'
+        if isinstance(data, str):
+            text += "\nDid you mean to pass a bytestring instead?"
+        raise TypeError(text) from None
 
 
 # ---------------------------------------------------------------------- in software
@@ -207,7 +220,8 @@ class _EngineGcm:
 
     def _take(self, data: Any) -> int:
         """`cryptography`'s checks before an update, in its order; the data's length."""
-        validate.byteslike("data", data)
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            _check_buffer(data)
         self._updated = True
         n = len(data) if type(data) is bytes else memoryview(data).nbytes
         if n > self._data_left:
