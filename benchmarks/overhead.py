@@ -121,6 +121,12 @@ def main() -> None:
         "--only", choices=("software", "engine", "held"), help="run one path's cases"
     )
     args = parser.parse_args()
+    from cryptoffload import directpath
+
+    twin = (
+        "compiled" if directpath.COMPILED else "pure Python (CRYPTOFFLOAD_PURE_PYTHON or no build)"
+    )
+    print(f"AEAD direct path: {twin}")
     results = []
     if args.only in (None, "software"):
         results += software_cases(args)

@@ -14,20 +14,22 @@ from cryptoffload import asyncio_lane, validate
 from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.adaptive import Adaptive
 from cryptoffload.devicekey import DeviceKey
+from cryptoffload.directpath import AeadCore
 from cryptoffload.dmabuffer import as_plain, claimed, involved
-from cryptoffload.lane import CURRENT, DEFAULT_BOX, SAMPLE_NOW
+from cryptoffload.lane import SAMPLE_NOW
 from cryptoffload.names import aes_name
 from cryptoffload.ops import AeadIntoOp, AeadOp
 from cryptoffload.provider import Lane, Provider, checked_provider, unbound_lane
 
 __all__ = ["AESCCM", "AESGCM", "AESGCMSIV", "AESOCB3", "AESSIV", "ChaCha20Poly1305"]
 
-#: The using blocks' provider (``ContextVar.get`` bound once: no method lookup per op).
-_using = CURRENT.get
 
-
-class _AeadBase:
+class _AeadBase(AeadCore):
     """Shared by AESGCM and AESCCM.
+
+    ``encrypt``, ``decrypt``, ``encrypt_into`` and ``decrypt_into`` are AeadCore's: the direct
+    path (see :mod:`cryptoffload.directpath`), which hands every op it cannot take to the
+    methods below of the same name with a leading underscore.
 
     The object keeps the lane of the provider it last ran on. When only software takes the
     algorithm, the calls below go straight to OpenSSL (``_fast``, a `cryptography` object) and
@@ -36,7 +38,7 @@ class _AeadBase:
     provider before any engine sees it.
     """
 
-    __slots__ = ("_alg", "_fast", "_key", "_lane", "_provider", "_sw", "_tag_length")
+    __slots__ = ("_alg", "_fast", "_key")
 
     _MODE = ""
 
@@ -80,28 +82,6 @@ class _AeadBase:
     def _explain(self, nonce: Any, data: Any, aad: Any, tag_length: int) -> None:
         """Our named checks, for a clear message when `cryptography` refused the input."""
         raise NotImplementedError
-
-    def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
-        """Ciphertext followed by the tag."""
-        # The library's hot path, kept flat: see benchmarks/overhead.py. The direct path: the
-        # lane bound is the one in force, and software takes this size (no engine claims the
-        # algorithm, or the policy holds the size back from them all): OpenSSL, then one
-        # append to the lane's record (see Lane); anything else takes _encrypt.
-        lane = self._lane
-        if (
-            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
-            and data.__class__ is bytes
-            and ((n := len(data)) < lane.direct_below or n > lane.direct_above)
-            and len(lane.direct_q) < lane.direct_room
-            and (sw := self._sw)
-        ):
-            try:
-                out = sw.encrypt(nonce, data, associated_data)
-            except (TypeError, ValueError):  # the ordinary path says why (or takes a DmaBuffer)
-                return self._encrypt(nonce, data, associated_data)
-            lane.direct(n)
-            return out
-        return self._encrypt(nonce, data, associated_data)
 
     def _encrypt(self, nonce: Any, data: Any, associated_data: Any) -> bytes:
         """:meth:`encrypt` off the direct path."""
@@ -147,30 +127,6 @@ class _AeadBase:
                 return _Timed(sw, adaptive, n) if sw is not None else None
         return sw
 
-    def encrypt_into(
-        self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
-    ) -> int:
-        """Write ciphertext and tag into ``buf`` (exactly len(data) + tag bytes); return that.
-
-        ``data`` and ``buf`` may be DmaBuffers (``engine.buffer(n)``): the engine that lent
-        them runs the op on them in place; BufferError while another op in flight uses one."""
-        lane = self._lane  # the direct path, as in encrypt (bytes into a bytearray)
-        if (
-            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
-            and data.__class__ is bytes
-            and buf.__class__ is bytearray
-            and ((n := len(data)) < lane.direct_below or n > lane.direct_above)
-            and len(lane.direct_q) < lane.direct_room
-            and (sw := self._sw)
-        ):
-            try:
-                k = sw.encrypt_into(nonce, data, associated_data, buf)
-            except (TypeError, ValueError):  # the ordinary path says why
-                return self._encrypt_into(nonce, data, associated_data, buf)
-            lane.direct(n)
-            return k
-        return self._encrypt_into(nonce, data, associated_data, buf)
-
     def _encrypt_into(self, nonce: Any, data: Any, associated_data: Any, buf: Any) -> int:
         """:meth:`encrypt_into` off the direct path."""
         if (data.__class__ is not bytes or buf.__class__ is not bytearray) and involved(data, buf):
@@ -199,28 +155,6 @@ class _AeadBase:
         n = len(data)
         lane.tally(~n if held else n)
         return k
-
-    def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
-        """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
-        lane = self._lane  # the direct path, as in encrypt
-        if (
-            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
-            and data.__class__ is bytes
-            and ((n := len(data) - self._tag_length) < lane.direct_below or n > lane.direct_above)
-            and n >= 0
-            and len(lane.direct_q) < lane.direct_room
-            and (sw := self._sw)
-        ):
-            try:
-                out = sw.decrypt(nonce, data, associated_data)
-            except InvalidTag:
-                lane.direct(n)
-                raise
-            except (TypeError, ValueError):  # the ordinary path says why (or takes a DmaBuffer)
-                return self._decrypt(nonce, data, associated_data)
-            lane.direct(n)
-            return out
-        return self._decrypt(nonce, data, associated_data)
 
     def _decrypt(self, nonce: Any, data: Any, associated_data: Any) -> bytes:
         """:meth:`decrypt` off the direct path."""
@@ -310,34 +244,6 @@ class _AeadBase:
             one = self.encrypt if kind == "encrypt" else self.decrypt
             return [_outcome(one, item) for item in items]
         return lane.run_batch([self._op(kind, *item) for item in items])
-
-    def decrypt_into(
-        self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
-    ) -> int:
-        """Write the plaintext into ``buf`` (len(data) - tag bytes), only once the tag holds:
-        on InvalidTag ``buf`` holds zeros. DmaBuffers: see ``encrypt_into``."""
-        lane = self._lane  # the direct path, as in decrypt (bytes into a bytearray)
-        if (
-            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
-            and data.__class__ is bytes
-            and buf.__class__ is bytearray
-            and ((n := len(data) - self._tag_length) < lane.direct_below or n > lane.direct_above)
-            and n >= 0
-            and len(lane.direct_q) < lane.direct_room
-            and (sw := self._sw)
-        ):
-            try:
-                k = sw.decrypt_into(nonce, data, associated_data, buf)
-            except InvalidTag:
-                # OpenSSL's GCM has written the plaintext before the tag failed: none released.
-                buf[:] = bytes(len(buf))
-                lane.direct(n)
-                raise
-            except (TypeError, ValueError):  # the ordinary path says why
-                return self._decrypt_into(nonce, data, associated_data, buf)
-            lane.direct(n)
-            return k
-        return self._decrypt_into(nonce, data, associated_data, buf)
 
     def _decrypt_into(self, nonce: Any, data: Any, associated_data: Any, buf: Any) -> int:
         """:meth:`decrypt_into` off the direct path."""

@@ -1,9 +1,10 @@
 """Thread-safe offload counters: per engine and algorithm, ops, bytes, declines by reason, faults
 (and, in a provider that cross-checks engine results, the results checked and the mismatches).
 
-The hot path is one ``deque.append`` of the op's size (atomic, no lock, no allocation for sizes
-Python caches); appended sizes are folded into totals under the cell's lock every few thousand
-ops and whenever a snapshot is read, so memory stays bounded and no count is ever lost.
+The hot path is one ``SizeLog.append`` of the op's size (atomic, no lock: see
+:mod:`cryptoffload.directpath`); appended sizes are folded into totals under the cell's lock
+every few thousand ops and whenever a snapshot is read, so memory stays bounded and no count is
+ever lost.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 import json
 import operator
 import threading
-from collections import deque
-from itertools import repeat, starmap
 from typing import Any
+
+from cryptoffload.directpath import SizeLog
 
 Snapshot = dict[str, dict[str, dict[str, Any]]]
 
@@ -41,7 +42,7 @@ class Cell:
     )
 
     def __init__(self) -> None:
-        self.pending: deque[int] = deque()
+        self.pending = SizeLog()
         self.ops = 0
         self.bytes = 0
         self.faults = 0
@@ -57,7 +58,7 @@ class Cell:
         #: Sizes of ops the policy kept from every engine, which the primitive ran in software
         #: directly (a software cell whose algorithm engines claim): folded as ``~size`` entries
         #: of ``pending`` are, through ``on_held``.
-        self.held: deque[int] = deque()
+        self.held = SizeLog()
         #: For an engine cell of an algorithm routed adaptively: gives the ``adaptive`` entry.
         self.adaptive: Any = None
 
@@ -97,25 +98,23 @@ class Cell:
             self.mismatches += mismatch
 
     def fold(self) -> None:
-        """Move pending sizes into the totals (C-speed drain of exactly what is there now)."""
+        """Move pending sizes into the totals (a drain of exactly what is there now)."""
         with self.lock:
-            held = self.held
-            k = len(held)
-            if k:
-                sizes = list(starmap(held.popleft, repeat((), k)))
+            if self.held:
+                sizes = self.held.drain()
                 if self.on_held is not None:
                     self.on_held(sizes)
                 self.bytes += sum(sizes)
-                self.ops += k
+                self.ops += len(sizes)
             pending = self.pending
-            n = len(pending)
-            if not n:
+            if not pending:
                 return
             if self.on_held is None:
-                self.bytes += sum(starmap(pending.popleft, repeat((), n)))
+                n, total = pending.drain_total()
+                self.bytes += total
                 self.ops += n
                 return
-            sizes = list(starmap(pending.popleft, repeat((), n)))
+            sizes = pending.drain()
             marked = list(filter(_NEGATIVE, sizes))  # ~size = -size - 1: a held-back op
             if marked:
                 held = list(map(operator.invert, marked))
@@ -123,7 +122,7 @@ class Cell:
                 self.bytes += sum(sizes) - sum(marked) + sum(held)
             else:
                 self.bytes += sum(sizes)
-            self.ops += n
+            self.ops += len(sizes)
 
     def as_dict(self, checks: bool = False) -> dict[str, Any]:
         """The counts as plain data; with ``checks``, the cross-check's two counts too."""

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import sys
 import threading
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
@@ -16,6 +17,7 @@ from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.counters import FOLD_AT, Cell
 from cryptoffload.crosscheck import Check, Sampled
 from cryptoffload.devicekey import DeviceKeyError
+from cryptoffload.directpath import CURRENT, DEFAULT_BOX, LaneCore, note_using
 from cryptoffload.engines.base import Engine
 from cryptoffload.errors import OffloadRequired, Unavailable
 from cryptoffload.ops import CHECK_FAILURES, Op, is_answer
@@ -138,7 +140,7 @@ _MISSED = object()  # no engine took the op
 SAMPLE_NOW = 2
 
 
-class Lane:
+class Lane(LaneCore):
     """One algorithm's way through one provider: what a primitive keeps between operations.
 
     ``software_only`` is true when no engine claims the algorithm and the policy does not
@@ -161,14 +163,8 @@ class Lane:
         "adaptive",
         "aead_streams",
         "alg",
-        "direct",
-        "direct_above",
-        "direct_below",
-        "direct_q",
-        "direct_room",
         "hold_above",
         "hold_below",
-        "provider",
         "required",
         "routes",
         "software_only",
@@ -269,17 +265,19 @@ class Lane:
 
     def _count_held(self, sizes: list[int]) -> None:
         """Count the declines of ops held back from every engine (the software cell's fold):
-        per route, the reason :meth:`_Route.refusal` gives, counted at C speed."""
+        per route, the reason :meth:`_Route.refusal` gives, counted at C speed (``sizes`` is
+        the fold's own list: sorted here)."""
         watch = self.provider.watch
         n = len(sizes)
+        sizes.sort()  # then each route's counts are two bisections (a run of one size: O(n))
         for route in self.routes:
             if route.disabled:
                 reasons = {"disabled": n}
             elif route.denied:
                 reasons = {"denied": n}
             else:
-                below = sum(map(route.low.__gt__, sizes))
-                above = sum(map(route.high.__lt__, sizes)) if route.high is not None else 0
+                below = bisect_left(sizes, route.low)
+                above = n - bisect_right(sizes, route.high) if route.high is not None else 0
                 # An op recorded before the window moved may now fit it: "unsupported".
                 reasons = {"below-threshold": below, "too-large": above}
                 reasons["unsupported"] = n - below - above
@@ -681,12 +679,10 @@ def unbound_lane(alg: str) -> Any:
 # The state lives here, where the hottest path reads it (Lane.in_force); the functions that
 # build or check a Provider are cryptoffload.provider's, which installs the builder below.
 
-_current: ContextVar[Provider | None] = ContextVar("cryptoffload_provider", default=None)
-#: The ``using`` blocks' provider, for the direct path's check in other modules.
-CURRENT = _current
+# CURRENT (the ``using`` blocks' provider) and DEFAULT_BOX (``[_default]``) are defined with
+# the direct path that reads them on every operation (cryptoffload.directpath).
+_current: ContextVar[Provider | None] = CURRENT
 _default: Provider | None = None
-#: ``[_default]``, for the direct path's check in other modules (one subscript, no call).
-DEFAULT_BOX: list[Provider | None] = [None]
 _default_lock = threading.Lock()
 _build_default: Callable[[], Provider] | None = None
 
@@ -734,6 +730,7 @@ def current() -> Provider:
 @contextlib.contextmanager
 def in_force_within(provider: Provider) -> Iterator[Provider]:
     """Run a block with ``provider`` in force (context-local); unchecked: ``using`` checks."""
+    note_using()
     token = _current.set(provider)
     try:
         yield provider

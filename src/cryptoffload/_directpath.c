@@ -1,0 +1,774 @@
+/* The AEAD direct path, compiled: cryptoffload.directpath documents the contract.
+ *
+ * Two base types. LaneCore holds the fields of a Lane that the direct path reads on every
+ * operation (provider, direct, direct_q, direct_below, direct_above, direct_room); Lane
+ * subclasses it in Python. AeadCore holds a primitive's lane, provider, `cryptography` object
+ * and tag length, and defines encrypt, decrypt, encrypt_into and decrypt_into: when the lane
+ * bound is the one in force, the data is bytes, software takes its size and the lane's record
+ * has room, they call OpenSSL's object and append the size to the record; anything else goes to
+ * the Python method of the same name with a leading underscore (_encrypt ...), which takes every
+ * decision the slow way. The pure-Python twin in directpath.py does exactly the same; the
+ * tests run both.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <string.h>
+
+/* Set once by configure(): the `using` blocks' ContextVar, the default provider's box
+ * (a one-item list) and cryptography's InvalidTag. */
+static PyObject *current_var = NULL;
+static PyObject *default_box = NULL;
+static PyObject *invalid_tag = NULL;
+
+static PyObject *str_encrypt, *str_decrypt, *str_encrypt_into, *str_decrypt_into;
+static PyObject *str_slow_encrypt, *str_slow_decrypt, *str_slow_encrypt_into,
+    *str_slow_decrypt_into;
+
+/* -- SizeLog: the counters' record of operation sizes ------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t *items;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+} SizeLog;
+
+static PyTypeObject SizeLogType;
+
+static int
+sizelog_push(SizeLog *log, Py_ssize_t n)
+{
+    if (log->len == log->cap) {
+        Py_ssize_t cap = log->cap ? log->cap * 2 : 256;
+        Py_ssize_t *items = PyMem_Resize(log->items, Py_ssize_t, cap);
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        log->items = items;
+        log->cap = cap;
+    }
+    log->items[log->len++] = n;
+    return 0;
+}
+
+/* After a drain: a record that grew large (a burst between folds) gives its memory back. */
+static void
+sizelog_emptied(SizeLog *log)
+{
+    log->len = 0;
+    if (log->cap > 16384) {
+        PyMem_Free(log->items);
+        log->items = NULL;
+        log->cap = 0;
+    }
+}
+
+static void
+sizelog_dealloc(SizeLog *self)
+{
+    PyMem_Free(self->items);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+sizelog_append(SizeLog *self, PyObject *size)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(size);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (sizelog_push(self, n) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+sizelog_drain(SizeLog *self, PyObject *unused)
+{
+    PyObject *out = PyList_New(self->len);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < self->len; i++) {
+        PyObject *size = PyLong_FromSsize_t(self->items[i]);
+        if (size == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, size);
+    }
+    sizelog_emptied(self);
+    return out;
+}
+
+static PyObject *
+sizelog_drain_total(SizeLog *self, PyObject *unused)
+{
+    long long total = 0;
+    for (Py_ssize_t i = 0; i < self->len; i++)
+        total += self->items[i];
+    PyObject *out = Py_BuildValue("(nL)", self->len, total);
+    if (out != NULL)
+        sizelog_emptied(self);
+    return out;
+}
+
+static Py_ssize_t
+sizelog_length(SizeLog *self)
+{
+    return self->len;
+}
+
+static PyObject *
+sizelog_repr(SizeLog *self)
+{
+    return PyUnicode_FromFormat("<SizeLog of %zd>", self->len);
+}
+
+static PyMethodDef sizelog_methods[] = {
+    {"append", (PyCFunction)sizelog_append, METH_O, PyDoc_STR("Record one size.")},
+    {"drain", (PyCFunction)sizelog_drain, METH_NOARGS,
+     PyDoc_STR("The sizes recorded, in order, and an empty record.")},
+    {"drain_total", (PyCFunction)sizelog_drain_total, METH_NOARGS,
+     PyDoc_STR("(how many, their sum), and an empty record.")},
+    {NULL},
+};
+
+static PySequenceMethods sizelog_as_sequence = {
+    .sq_length = (lenfunc)sizelog_length,
+};
+
+static PyTypeObject SizeLogType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload._directpath.SizeLog",
+    .tp_doc = PyDoc_STR("Sizes of operations not yet folded into the counters (compiled)."),
+    .tp_basicsize = sizeof(SizeLog),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)sizelog_dealloc,
+    .tp_repr = (reprfunc)sizelog_repr,
+    .tp_methods = sizelog_methods,
+    .tp_as_sequence = &sizelog_as_sequence,
+};
+
+/* -- LaneCore --------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *provider;
+    PyObject *direct;
+    PyObject *direct_q;
+    Py_ssize_t direct_below;
+    Py_ssize_t direct_above;
+    Py_ssize_t direct_room;
+} LaneCore;
+
+static int
+lane_traverse(LaneCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->provider);
+    Py_VISIT(self->direct);
+    Py_VISIT(self->direct_q);
+    return 0;
+}
+
+static int
+lane_clear(LaneCore *self)
+{
+    Py_CLEAR(self->provider);
+    Py_CLEAR(self->direct);
+    Py_CLEAR(self->direct_q);
+    return 0;
+}
+
+static void
+lane_dealloc(LaneCore *self)
+{
+    PyObject_GC_UnTrack(self);
+    lane_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+lane_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    LaneCore *self = (LaneCore *)type->tp_alloc(type, 0);
+    if (self != NULL) {
+        /* Until the Lane sets them: no size is the direct path's, and the record is full. */
+        self->direct_below = -1;
+        self->direct_above = PY_SSIZE_T_MAX;
+        self->direct_room = 0;
+    }
+    return (PyObject *)self;
+}
+
+/* The size fields: any int. Above the largest size an object can have, a bound means
+ * "never" and is kept as that largest size (the comparisons give the same answers). */
+static int
+set_size(Py_ssize_t *field, PyObject *value, const char *name)
+{
+    if (value == NULL) {
+        PyErr_Format(PyExc_AttributeError, "%s cannot be deleted", name);
+        return -1;
+    }
+    if (!PyLong_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int", name);
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow > 0 || v > PY_SSIZE_T_MAX)
+        *field = PY_SSIZE_T_MAX;
+    else if (overflow < 0 || v < -PY_SSIZE_T_MAX)
+        *field = -PY_SSIZE_T_MAX;
+    else
+        *field = (Py_ssize_t)v;
+    return 0;
+}
+
+#define SIZE_GETSET(NAME)                                                              \
+    static PyObject *lane_get_##NAME(LaneCore *self, void *closure)                    \
+    {                                                                                  \
+        return PyLong_FromSsize_t(self->NAME);                                         \
+    }                                                                                  \
+    static int lane_set_##NAME(LaneCore *self, PyObject *value, void *closure)         \
+    {                                                                                  \
+        return set_size(&self->NAME, value, #NAME);                                    \
+    }
+
+SIZE_GETSET(direct_below)
+SIZE_GETSET(direct_above)
+SIZE_GETSET(direct_room)
+
+static PyGetSetDef lane_getset[] = {
+    {"direct_below", (getter)lane_get_direct_below, (setter)lane_set_direct_below,
+     "Sizes below this are the direct path's.", NULL},
+    {"direct_above", (getter)lane_get_direct_above, (setter)lane_set_direct_above,
+     "Sizes above this are the direct path's.", NULL},
+    {"direct_room", (getter)lane_get_direct_room, (setter)lane_set_direct_room,
+     "The direct path records while len(direct_q) is below this.", NULL},
+    {NULL},
+};
+
+static PyMemberDef lane_members[] = {
+    {"provider", T_OBJECT_EX, offsetof(LaneCore, provider), 0, "The lane's provider."},
+    {"direct", T_OBJECT_EX, offsetof(LaneCore, direct), 0, "Records one direct op's size."},
+    {"direct_q", T_OBJECT_EX, offsetof(LaneCore, direct_q), 0, "The direct path's record."},
+    {NULL},
+};
+
+static PyTypeObject LaneCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload._directpath.LaneCore",
+    .tp_doc = PyDoc_STR("The fields of a Lane that the direct path reads (compiled)."),
+    .tp_basicsize = sizeof(LaneCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = lane_new,
+    .tp_dealloc = (destructor)lane_dealloc,
+    .tp_traverse = (traverseproc)lane_traverse,
+    .tp_clear = (inquiry)lane_clear,
+    .tp_members = lane_members,
+    .tp_getset = lane_getset,
+};
+
+/* -- AeadCore --------------------------------------------------------------------------- */
+
+/* Whether any `using` block has set the ContextVar in this process (note_using()): until one
+ * has, every context holds its default (None) and the direct path need not look it up. */
+static int using_seen = 0;
+
+enum { ENCRYPT, DECRYPT, ENCRYPT_INTO, DECRYPT_INTO, CALLS };
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *lane;
+    PyObject *provider;
+    PyObject *sw;
+    PyObject *tag_length;
+    /* Set with _lane: it is a LaneCore (else the direct path never runs). */
+    int lane_is_core;
+    /* Set with _sw: its type's encrypt, decrypt, encrypt_into, decrypt_into when each is a
+     * method descriptor or a plain function (called with sw first: no lookup per op), else
+     * NULL (looked up per op). */
+    PyObject *calls[CALLS];
+} AeadCore;
+
+static PyObject **call_names[CALLS] = {&str_encrypt, &str_decrypt, &str_encrypt_into,
+                                       &str_decrypt_into};
+
+static int
+aead_traverse(AeadCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->lane);
+    Py_VISIT(self->provider);
+    Py_VISIT(self->sw);
+    Py_VISIT(self->tag_length);
+    for (int i = 0; i < CALLS; i++)
+        Py_VISIT(self->calls[i]);
+    return 0;
+}
+
+static int
+aead_clear(AeadCore *self)
+{
+    Py_CLEAR(self->lane);
+    Py_CLEAR(self->provider);
+    Py_CLEAR(self->sw);
+    Py_CLEAR(self->tag_length);
+    for (int i = 0; i < CALLS; i++)
+        Py_CLEAR(self->calls[i]);
+    self->lane_is_core = 0;
+    return 0;
+}
+
+static void
+aead_dealloc(AeadCore *self)
+{
+    PyObject_GC_UnTrack(self);
+    aead_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+get_field(PyObject *value, const char *name)
+{
+    if (value == NULL) {
+        PyErr_Format(PyExc_AttributeError, "%s", name);
+        return NULL;
+    }
+    return Py_NewRef(value);
+}
+
+static PyObject *
+aead_get_lane(AeadCore *self, void *closure)
+{
+    return get_field(self->lane, "_lane");
+}
+
+static int
+aead_set_lane(AeadCore *self, PyObject *value, void *closure)
+{
+    Py_XINCREF(value);
+    Py_XSETREF(self->lane, value);
+    self->lane_is_core = value != NULL && PyObject_TypeCheck(value, &LaneCoreType);
+    return 0;
+}
+
+static PyObject *
+aead_get_sw(AeadCore *self, void *closure)
+{
+    return get_field(self->sw, "_sw");
+}
+
+static int
+aead_set_sw(AeadCore *self, PyObject *value, void *closure)
+{
+    PyObject *calls[CALLS] = {NULL};
+    if (value != NULL && value != Py_None && value != Py_False) {
+        for (int i = 0; i < CALLS; i++) {
+            PyObject *found = _PyType_Lookup(Py_TYPE(value), *call_names[i]);
+            if (found != NULL
+                && (Py_IS_TYPE(found, &PyMethodDescr_Type) || PyFunction_Check(found)))
+                calls[i] = Py_NewRef(found);
+        }
+    }
+    Py_XINCREF(value);
+    Py_XSETREF(self->sw, value);
+    for (int i = 0; i < CALLS; i++)
+        Py_XSETREF(self->calls[i], calls[i]);
+    return 0;
+}
+
+static PyGetSetDef aead_getset[] = {
+    {"_lane", (getter)aead_get_lane, (setter)aead_set_lane, NULL, NULL},
+    {"_sw", (getter)aead_get_sw, (setter)aead_set_sw, NULL, NULL},
+    {NULL},
+};
+
+/* The lane when the direct path may take an op of n bytes, else NULL (no error set), or NULL
+ * with an error set (*failed = 1). Borrowed reference. */
+static LaneCore *
+direct_lane(AeadCore *self, Py_ssize_t n, int *failed)
+{
+    if (!self->lane_is_core)
+        return NULL;
+    LaneCore *core = (LaneCore *)self->lane;
+    if (!(n < core->direct_below || n > core->direct_above))
+        return NULL;
+    PyObject *sw = self->sw;
+    if (sw == NULL || sw == Py_None || sw == Py_False)
+        return NULL;
+    /* The provider in force: the primitive's own, else the innermost `using` block's, else
+     * the default (a Provider is always true, so `or` is "not None" here). */
+    PyObject *provider = self->provider;
+    if (provider == NULL || provider == Py_None) {
+        provider = NULL;
+        if (using_seen) {
+            PyObject *value = NULL;
+            if (PyContextVar_Get(current_var, NULL, &value) < 0) {
+                *failed = 1;
+                return NULL;
+            }
+            if (value != NULL && value != Py_None)
+                provider = value;
+            Py_XDECREF(value); /* the ContextVar still holds it */
+        }
+        if (provider == NULL)
+            provider = PyList_GET_ITEM(default_box, 0);
+    }
+    if (provider != core->provider)
+        return NULL;
+    PyObject *record = core->direct_q;
+    if (record == NULL || core->direct == NULL)
+        return NULL;
+    Py_ssize_t queued;
+    if (Py_IS_TYPE(record, &SizeLogType))
+        queued = ((SizeLog *)record)->len;
+    else if ((queued = PyObject_Size(record)) < 0) {
+        *failed = 1;
+        return NULL;
+    }
+    if (queued >= core->direct_room)
+        return NULL;
+    return core;
+}
+
+static int
+record(LaneCore *core, Py_ssize_t n)
+{
+    if (Py_IS_TYPE(core->direct_q, &SizeLogType))
+        return sizelog_push((SizeLog *)core->direct_q, n);
+    PyObject *size = PyLong_FromSsize_t(n);
+    if (size == NULL)
+        return -1;
+    PyObject *done = PyObject_CallOneArg(core->direct, size);
+    Py_DECREF(size);
+    if (done == NULL)
+        return -1;
+    Py_DECREF(done);
+    return 0;
+}
+
+/* self.<name>(*args, **kw): the ordinary path. */
+static PyObject *
+slow(AeadCore *self, PyObject *name, PyObject *const *args, Py_ssize_t nargs,
+     PyObject *kwnames)
+{
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[8];
+    PyObject **stack = small;
+    if (total + 2 > 8) {
+        stack = PyMem_New(PyObject *, total + 2);
+        if (stack == NULL)
+            return PyErr_NoMemory();
+    }
+    stack[1] = (PyObject *)self;
+    memcpy(stack + 2, args, total * sizeof(PyObject *));
+    PyObject *out = PyObject_VectorcallMethod(
+        name, stack + 1, (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+    if (stack != small)
+        PyMem_Free(stack);
+    return out;
+}
+
+/* sw.<call>(args...) for the direct path: (nonce, data, aad[, buf]). */
+static PyObject *
+call_software(AeadCore *self, int call, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *stack[6];
+    stack[1] = self->sw;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        stack[2 + i] = args[i];
+    PyObject *found = self->calls[call];
+    if (found != NULL) {
+        Py_INCREF(found); /* a method call may set _sw again */
+        PyObject *out = PyObject_Vectorcall(found, stack + 1,
+                                            (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        Py_DECREF(found);
+        return out;
+    }
+    return PyObject_VectorcallMethod(*call_names[call], stack + 1,
+                                     (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+/* Whether the error set is one the ordinary path explains (TypeError, ValueError): cleared. */
+static int
+explained_below(void)
+{
+    if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError)) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
+
+static int
+invalid_tag_raised(void)
+{
+    return invalid_tag != NULL && PyErr_ExceptionMatches(invalid_tag);
+}
+
+/* Record n for a failed tag, the InvalidTag going on (a record failure replaces it). */
+static void
+record_failed_tag(LaneCore *core, Py_ssize_t n)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (record(core, n) < 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+    }
+    else
+        PyErr_Restore(type, value, tb);
+}
+
+static Py_ssize_t
+tag_length_of(AeadCore *self)
+{
+    if (self->tag_length == NULL || !PyLong_CheckExact(self->tag_length))
+        return -1;
+    Py_ssize_t t = PyLong_AsSsize_t(self->tag_length);
+    if (t == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    return t;
+}
+
+/* One direct op: OpenSSL's `call`, n recorded. Returns the result; NULL with an error to
+ * raise; or NULL without one when the ordinary path must run (it says why). `zero` is the
+ * buffer a failed tag zeroes (decrypt_into), else NULL. */
+static PyObject *
+direct(AeadCore *self, LaneCore *core, int call, PyObject *const *args, Py_ssize_t nargs,
+       Py_ssize_t n, int check_tag, PyObject *zero)
+{
+    Py_INCREF(core);
+    PyObject *out = call_software(self, call, args, nargs);
+    if (out != NULL) {
+        if (record(core, n) < 0)
+            Py_CLEAR(out);
+    }
+    else if (check_tag && invalid_tag_raised()) {
+        if (zero != NULL) /* OpenSSL's GCM has written the plaintext before the tag failed */
+            memset(PyByteArray_AS_STRING(zero), 0, (size_t)PyByteArray_GET_SIZE(zero));
+        record_failed_tag(core, n);
+    }
+    else
+        explained_below();
+    Py_DECREF(core);
+    return out;
+}
+
+static PyObject *
+aead_encrypt(AeadCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs == 3 && kwnames == NULL && PyBytes_CheckExact(args[1])) {
+        Py_ssize_t n = PyBytes_GET_SIZE(args[1]);
+        int failed = 0;
+        LaneCore *core = direct_lane(self, n, &failed);
+        if (failed)
+            return NULL;
+        if (core != NULL) {
+            PyObject *out = direct(self, core, ENCRYPT, args, 3, n, 0, NULL);
+            if (out != NULL || PyErr_Occurred())
+                return out;
+        }
+    }
+    return slow(self, str_slow_encrypt, args, nargs, kwnames);
+}
+
+static PyObject *
+aead_decrypt(AeadCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs == 3 && kwnames == NULL && PyBytes_CheckExact(args[1])) {
+        Py_ssize_t tag = tag_length_of(self);
+        Py_ssize_t n = PyBytes_GET_SIZE(args[1]) - tag;
+        int failed = 0;
+        LaneCore *core = tag >= 0 && n >= 0 ? direct_lane(self, n, &failed) : NULL;
+        if (failed)
+            return NULL;
+        if (core != NULL) {
+            PyObject *out = direct(self, core, DECRYPT, args, 3, n, 1, NULL);
+            if (out != NULL || PyErr_Occurred())
+                return out;
+        }
+    }
+    return slow(self, str_slow_decrypt, args, nargs, kwnames);
+}
+
+static PyObject *
+aead_encrypt_into(AeadCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs == 4 && kwnames == NULL && PyBytes_CheckExact(args[1])
+        && PyByteArray_CheckExact(args[3])) {
+        Py_ssize_t n = PyBytes_GET_SIZE(args[1]);
+        int failed = 0;
+        LaneCore *core = direct_lane(self, n, &failed);
+        if (failed)
+            return NULL;
+        if (core != NULL) {
+            PyObject *out = direct(self, core, ENCRYPT_INTO, args, 4, n, 0, NULL);
+            if (out != NULL || PyErr_Occurred())
+                return out;
+        }
+    }
+    return slow(self, str_slow_encrypt_into, args, nargs, kwnames);
+}
+
+static PyObject *
+aead_decrypt_into(AeadCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs == 4 && kwnames == NULL && PyBytes_CheckExact(args[1])
+        && PyByteArray_CheckExact(args[3])) {
+        Py_ssize_t tag = tag_length_of(self);
+        Py_ssize_t n = PyBytes_GET_SIZE(args[1]) - tag;
+        int failed = 0;
+        LaneCore *core = tag >= 0 && n >= 0 ? direct_lane(self, n, &failed) : NULL;
+        if (failed)
+            return NULL;
+        if (core != NULL) {
+            PyObject *out = direct(self, core, DECRYPT_INTO, args, 4, n, 1, args[3]);
+            if (out != NULL || PyErr_Occurred())
+                return out;
+        }
+    }
+    return slow(self, str_slow_decrypt_into, args, nargs, kwnames);
+}
+
+static PyMethodDef aead_methods[] = {
+    {"encrypt", (PyCFunction)(void (*)(void))aead_encrypt, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("encrypt(nonce, data, associated_data) -> ciphertext followed by the tag")},
+    {"decrypt", (PyCFunction)(void (*)(void))aead_decrypt, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("decrypt(nonce, data, associated_data) -> the plaintext, or InvalidTag (and "
+               "nothing else) when the data was altered")},
+    {"encrypt_into", (PyCFunction)(void (*)(void))aead_encrypt_into,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("encrypt_into(nonce, data, associated_data, buf) -> bytes written: ciphertext "
+               "and tag")},
+    {"decrypt_into", (PyCFunction)(void (*)(void))aead_decrypt_into,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("decrypt_into(nonce, data, associated_data, buf) -> bytes written, only once "
+               "the tag holds (on InvalidTag buf holds zeros)")},
+    {NULL},
+};
+
+static PyMemberDef aead_members[] = {
+    {"_provider", T_OBJECT_EX, offsetof(AeadCore, provider), 0, NULL},
+    {"_tag_length", T_OBJECT_EX, offsetof(AeadCore, tag_length), 0, NULL},
+    {NULL},
+};
+
+static PyTypeObject AeadCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload._directpath.AeadCore",
+    .tp_doc = PyDoc_STR("An AEAD primitive's direct path (compiled)."),
+    .tp_basicsize = sizeof(AeadCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)aead_dealloc,
+    .tp_traverse = (traverseproc)aead_traverse,
+    .tp_clear = (inquiry)aead_clear,
+    .tp_methods = aead_methods,
+    .tp_members = aead_members,
+    .tp_getset = aead_getset,
+};
+
+/* -- module ----------------------------------------------------------------------------- */
+
+static PyObject *
+configure(PyObject *module, PyObject *args)
+{
+    PyObject *var, *box, *tag;
+    if (!PyArg_ParseTuple(args, "O!O!O:configure", &PyContextVar_Type, &var, &PyList_Type,
+                          &box, &tag))
+        return NULL;
+    if (PyList_GET_SIZE(box) != 1) {
+        PyErr_SetString(PyExc_ValueError, "the default box must hold exactly one item");
+        return NULL;
+    }
+    if (!PyType_Check(tag) || !PyType_IsSubtype((PyTypeObject *)tag,
+                                                (PyTypeObject *)PyExc_Exception)) {
+        PyErr_SetString(PyExc_TypeError, "invalid_tag must be an exception class");
+        return NULL;
+    }
+    Py_INCREF(var);
+    Py_INCREF(box);
+    Py_INCREF(tag);
+    Py_XSETREF(current_var, var);
+    Py_XSETREF(default_box, box);
+    Py_XSETREF(invalid_tag, tag);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+note_using(PyObject *module, PyObject *unused)
+{
+    using_seen = 1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"note_using", note_using, METH_NOARGS,
+     PyDoc_STR("note_using(): a `using` block is about to set the ContextVar (from now on the "
+               "direct path looks it up)")},
+    {"configure", configure, METH_VARARGS,
+     PyDoc_STR("configure(current, default_box, invalid_tag): where the provider in force is "
+               "found, and the exception a failed tag raises")},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "cryptoffload._directpath",
+    .m_doc = PyDoc_STR("The AEAD direct path, compiled (see cryptoffload.directpath)."),
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+#define INTERN(var, text)                                                              \
+    do {                                                                               \
+        var = PyUnicode_InternFromString(text);                                        \
+        if (var == NULL)                                                               \
+            return NULL;                                                               \
+    } while (0)
+
+PyMODINIT_FUNC
+PyInit__directpath(void)
+{
+    INTERN(str_encrypt, "encrypt");
+    INTERN(str_decrypt, "decrypt");
+    INTERN(str_encrypt_into, "encrypt_into");
+    INTERN(str_decrypt_into, "decrypt_into");
+    INTERN(str_slow_encrypt, "_encrypt");
+    INTERN(str_slow_decrypt, "_decrypt");
+    INTERN(str_slow_encrypt_into, "_encrypt_into");
+    INTERN(str_slow_decrypt_into, "_decrypt_into");
+    if (PyType_Ready(&SizeLogType) < 0 || PyType_Ready(&LaneCoreType) < 0
+        || PyType_Ready(&AeadCoreType) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL)
+        return NULL;
+    Py_INCREF(&LaneCoreType);
+    if (PyModule_AddObject(module, "LaneCore", (PyObject *)&LaneCoreType) < 0) {
+        Py_DECREF(&LaneCoreType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&AeadCoreType);
+    if (PyModule_AddObject(module, "AeadCore", (PyObject *)&AeadCoreType) < 0) {
+        Py_DECREF(&AeadCoreType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&SizeLogType);
+    if (PyModule_AddObject(module, "SizeLog", (PyObject *)&SizeLogType) < 0) {
+        Py_DECREF(&SizeLogType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,207 @@
+"""The AEAD direct path: the per-operation test that lets software's ops skip the Op, compiled
+where the build could, else the pure-Python twin below.
+
+An AES-GCM or AES-CCM operation takes the direct path when all of these hold (else the
+primitive's ordinary method of the same name with a leading underscore runs, e.g. ``_encrypt``,
+which decides everything the slow way):
+
+- the primitive's lane is a :class:`LaneCore` (a ``Lane``) whose ``provider`` is the provider in
+  force (the primitive's own, else the innermost ``using`` block's, else the default);
+- the data is ``bytes`` (and the ``*_into`` buffer a ``bytearray``), all passed positionally
+  (the compiled twin hands a call with keywords to the ordinary path, which counts it the same);
+- its payload size ``n`` (less the tag when decrypting, and not negative) is software's:
+  ``n < direct_below or n > direct_above``;
+- the lane's record has room: ``len(direct_q) < direct_room``;
+- the primitive has a `cryptography` object (``_sw``) that can do the op.
+
+Then OpenSSL's object runs the op and ``lane.direct(n)`` records it (also when decryption fails
+its tag; a TypeError or ValueError from OpenSSL goes to the ordinary path, which says why).
+A failed ``decrypt_into`` zeroes the buffer: no plaintext is released.
+
+The compiled twin (``cryptoffload._directpath``, built from ``_directpath.c`` at install time
+where a C compiler is found) does exactly this, a C call instead of a Python frame and a
+ContextVar lookup (``benchmarks/overhead.py`` says which twin it measured). Setting the variable
+``CRYPTOFFLOAD_PURE_PYTHON=1`` before the import keeps the pure-Python twin.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from contextvars import ContextVar
+from itertools import repeat, starmap
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+
+__all__ = [
+    "COMPILED",
+    "CURRENT",
+    "DEFAULT_BOX",
+    "AeadCore",
+    "LaneCore",
+    "PureAeadCore",
+    "PureLaneCore",
+    "PureSizeLog",
+    "SizeLog",
+    "compiled_module",
+    "note_using",
+]
+
+#: The ``using`` blocks' Provider (a context variable: each thread and task has its own). Typed
+#: Any: this module is below cryptoffload.provider, which it must not import.
+CURRENT: ContextVar[Any] = ContextVar("cryptoffload_provider", default=None)
+#: ``[the default Provider]``, kept by ``cryptoffload.lane`` (one subscript, no call).
+DEFAULT_BOX: list[Any] = [None]
+
+_using = CURRENT.get  # bound once: no method lookup per op
+
+
+class PureSizeLog(deque):
+    """The counters' record of operation sizes not yet folded into the totals: ``append`` is
+    atomic and takes no lock; ``drain`` takes exactly what is there."""
+
+    __slots__ = ()
+
+    def drain(self) -> list[int]:
+        """The sizes recorded, in order, and an empty record."""
+        return list(starmap(self.popleft, repeat((), len(self))))
+
+    def drain_total(self) -> tuple[int, int]:
+        """(how many, their sum), and an empty record."""
+        sizes = self.drain()
+        return len(sizes), sum(sizes)
+
+
+def pure_note_using() -> None:
+    """A ``using`` block is about to set :data:`CURRENT`: from now on the compiled direct path
+    looks it up (until then every context holds its default, None)."""
+
+
+class PureLaneCore:
+    """The fields of a ``Lane`` that the direct path reads on every operation."""
+
+    __slots__ = ("direct", "direct_above", "direct_below", "direct_q", "direct_room", "provider")
+
+
+class PureAeadCore:
+    """An AEAD primitive's direct path (``AESGCM``, ``AESCCM``): see the module's docstring.
+
+    The subclass sets ``_lane``, ``_provider``, ``_sw`` and ``_tag_length`` and defines
+    ``_encrypt``, ``_decrypt``, ``_encrypt_into`` and ``_decrypt_into``.
+    """
+
+    __slots__ = ("_lane", "_provider", "_sw", "_tag_length")
+
+    def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
+        """Ciphertext followed by the tag."""
+        lane = self._lane
+        if (
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and ((n := len(data)) < lane.direct_below or n > lane.direct_above)
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                out = sw.encrypt(nonce, data, associated_data)
+            except (TypeError, ValueError):  # the ordinary path says why (or takes a DmaBuffer)
+                return self._encrypt(nonce, data, associated_data)
+            lane.direct(n)
+            return out
+        return self._encrypt(nonce, data, associated_data)
+
+    def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
+        """The plaintext, or InvalidTag (and nothing else) when the data was altered."""
+        lane = self._lane
+        if (
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and ((n := len(data) - self._tag_length) < lane.direct_below or n > lane.direct_above)
+            and n >= 0
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                out = sw.decrypt(nonce, data, associated_data)
+            except InvalidTag:
+                lane.direct(n)
+                raise
+            except (TypeError, ValueError):  # the ordinary path says why (or takes a DmaBuffer)
+                return self._decrypt(nonce, data, associated_data)
+            lane.direct(n)
+            return out
+        return self._decrypt(nonce, data, associated_data)
+
+    def encrypt_into(
+        self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
+    ) -> int:
+        """Write ciphertext and tag into ``buf`` (exactly len(data) + tag bytes); return that.
+
+        ``data`` and ``buf`` may be DmaBuffers (``engine.buffer(n)``): the engine that lent
+        them runs the op on them in place; BufferError while another op in flight uses one."""
+        lane = self._lane
+        if (
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and buf.__class__ is bytearray
+            and ((n := len(data)) < lane.direct_below or n > lane.direct_above)
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                k = sw.encrypt_into(nonce, data, associated_data, buf)
+            except (TypeError, ValueError):  # the ordinary path says why
+                return self._encrypt_into(nonce, data, associated_data, buf)
+            lane.direct(n)
+            return k
+        return self._encrypt_into(nonce, data, associated_data, buf)
+
+    def decrypt_into(
+        self, nonce: bytes, data: bytes, associated_data: bytes | None, buf: Any
+    ) -> int:
+        """Write the plaintext into ``buf`` (len(data) - tag bytes), only once the tag holds:
+        on InvalidTag ``buf`` holds zeros. DmaBuffers: see ``encrypt_into``."""
+        lane = self._lane
+        if (
+            (self._provider or _using() or DEFAULT_BOX[0]) is lane.provider
+            and data.__class__ is bytes
+            and buf.__class__ is bytearray
+            and ((n := len(data) - self._tag_length) < lane.direct_below or n > lane.direct_above)
+            and n >= 0
+            and len(lane.direct_q) < lane.direct_room
+            and (sw := self._sw)
+        ):
+            try:
+                k = sw.decrypt_into(nonce, data, associated_data, buf)
+            except InvalidTag:
+                # OpenSSL's GCM has written the plaintext before the tag failed: none released.
+                buf[:] = bytes(len(buf))
+                lane.direct(n)
+                raise
+            except (TypeError, ValueError):  # the ordinary path says why
+                return self._decrypt_into(nonce, data, associated_data, buf)
+            lane.direct(n)
+            return k
+        return self._decrypt_into(nonce, data, associated_data, buf)
+
+
+def compiled_module() -> Any:
+    """The compiled module, configured, or None (not built here, or not wanted)."""
+    if os.environ.get("CRYPTOFFLOAD_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from cryptoffload import _directpath
+    except ImportError:  # no compiler at install time, or built for another Python
+        return None
+    _directpath.configure(CURRENT, DEFAULT_BOX, InvalidTag)
+    return _directpath
+
+
+_module = compiled_module()
+#: Whether the compiled direct path is in use (``cryptoffload engines`` says which).
+COMPILED = _module is not None
+SizeLog: Any = _module.SizeLog if _module is not None else PureSizeLog
+LaneCore: Any = _module.LaneCore if _module is not None else PureLaneCore
+AeadCore: Any = _module.AeadCore if _module is not None else PureAeadCore
+note_using: Any = _module.note_using if _module is not None else pure_note_using
