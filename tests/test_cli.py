@@ -9,7 +9,7 @@ import sys
 import pytest
 from doubles import AbsentEngine, DecliningEngine, TakeAllEngine
 
-from cryptoffload import engines
+from cryptoffload import directpath, engines
 from cryptoffload.tools import cli, selftest
 from cryptoffload.tools.selftest import Result
 
@@ -34,6 +34,7 @@ def test_engines_json_shape(capsys):
     assert row["name"] == "software" and row["available"] is True
     assert "aes-128-gcm" in row["algorithms"] and "ffdhe2048" in row["algorithms"]
     assert set(data["policy"]) == {"require", "deny", "min_size", "max_size"}
+    assert data["direct_path"] == ("compiled" if directpath.COMPILED else "pure")
 
 
 def test_unknown_engine_spec_exits_2_with_message(capsys):

@@ -289,9 +289,8 @@ typedef struct {
     PyObject *tag_length;
     /* Set with _lane: it is a LaneCore (else the direct path never runs). */
     int lane_is_core;
-    /* Set with _sw: its type's encrypt, decrypt, encrypt_into, decrypt_into when each is a
-     * method descriptor or a plain function (called with sw first: no lookup per op), else
-     * NULL (looked up per op). */
+    /* Set with _sw: its bound encrypt, decrypt, encrypt_into and decrypt_into (no lookup per
+     * op), each NULL where sw has none (then looked up per op, which raises as Python would). */
     PyObject *calls[CALLS];
 } AeadCore;
 
@@ -368,10 +367,20 @@ aead_set_sw(AeadCore *self, PyObject *value, void *closure)
     PyObject *calls[CALLS] = {NULL};
     if (value != NULL && value != Py_None && value != Py_False) {
         for (int i = 0; i < CALLS; i++) {
-            PyObject *found = _PyType_Lookup(Py_TYPE(value), *call_names[i]);
-            if (found != NULL
-                && (Py_IS_TYPE(found, &PyMethodDescr_Type) || PyFunction_Check(found)))
-                calls[i] = Py_NewRef(found);
+            /* A builtin method (OpenSSL's object): calling it bound costs no more than the
+             * method call it replaces. Anything else is looked up per op, as Python would. */
+            PyObject *found = PyObject_GetAttr(value, *call_names[i]);
+            if (found != NULL && PyCFunction_Check(found))
+                calls[i] = found;
+            else if (found != NULL)
+                Py_DECREF(found);
+            else if (PyErr_ExceptionMatches(PyExc_AttributeError))
+                PyErr_Clear();
+            else {
+                for (int j = 0; j < i; j++)
+                    Py_XDECREF(calls[j]);
+                return -1;
+            }
         }
     }
     Py_XINCREF(value);
@@ -389,7 +398,7 @@ static PyGetSetDef aead_getset[] = {
 
 /* The lane when the direct path may take an op of n bytes, else NULL (no error set), or NULL
  * with an error set (*failed = 1). Borrowed reference. */
-static LaneCore *
+static inline LaneCore *
 direct_lane(AeadCore *self, Py_ssize_t n, int *failed)
 {
     if (!self->lane_is_core)
@@ -435,7 +444,7 @@ direct_lane(AeadCore *self, Py_ssize_t n, int *failed)
     return core;
 }
 
-static int
+static inline int
 record(LaneCore *core, Py_ssize_t n)
 {
     if (Py_IS_TYPE(core->direct_q, &SizeLogType))
@@ -474,21 +483,20 @@ slow(AeadCore *self, PyObject *name, PyObject *const *args, Py_ssize_t nargs,
 }
 
 /* sw.<call>(args...) for the direct path: (nonce, data, aad[, buf]). */
-static PyObject *
+static inline PyObject *
 call_software(AeadCore *self, int call, PyObject *const *args, Py_ssize_t nargs)
 {
+    PyObject *bound = self->calls[call];
+    if (bound != NULL) {
+        Py_INCREF(bound); /* the call may set _sw again */
+        PyObject *out = PyObject_Vectorcall(bound, args, nargs, NULL);
+        Py_DECREF(bound);
+        return out;
+    }
     PyObject *stack[6];
     stack[1] = self->sw;
     for (Py_ssize_t i = 0; i < nargs; i++)
         stack[2 + i] = args[i];
-    PyObject *found = self->calls[call];
-    if (found != NULL) {
-        Py_INCREF(found); /* a method call may set _sw again */
-        PyObject *out = PyObject_Vectorcall(found, stack + 1,
-                                            (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-        Py_DECREF(found);
-        return out;
-    }
     return PyObject_VectorcallMethod(*call_names[call], stack + 1,
                                      (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
@@ -541,7 +549,7 @@ tag_length_of(AeadCore *self)
 /* One direct op: OpenSSL's `call`, n recorded. Returns the result; NULL with an error to
  * raise; or NULL without one when the ordinary path must run (it says why). `zero` is the
  * buffer a failed tag zeroes (decrypt_into), else NULL. */
-static PyObject *
+static inline PyObject *
 direct(AeadCore *self, LaneCore *core, int call, PyObject *const *args, Py_ssize_t nargs,
        Py_ssize_t n, int check_tag, PyObject *zero)
 {

@@ -55,10 +55,14 @@ _SHOWN_APART = ("algorithms", "skipped", "alternatives")
 
 
 def cmd_engines(args: argparse.Namespace, console: Console) -> int:
+    from cryptoffload import directpath
+
     provider = _provider(args.specs)
     rows = engine_rows(provider)
+    direct = "compiled" if directpath.COMPILED else "pure"
     if args.json:
-        print(json.dumps({"engines": rows, "policy": provider.policy.to_dict()}, indent=2))
+        out = {"engines": rows, "policy": provider.policy.to_dict(), "direct_path": direct}
+        print(json.dumps(out, indent=2))
         return 0
     table = Table(title="crypto engines on this machine (in priority order)")
     for column in ("engine", "status", "claims", "detail"):
@@ -81,6 +85,15 @@ def cmd_engines(args: argparse.Namespace, console: Console) -> int:
             if "figures" in row:
                 figures = ", ".join(f"{k} {v}" for k, v in row["figures"].items())
                 console.print(f"{row['name']} figures: {figures}", markup=False, highlight=False)
+    console.print(
+        "Software's AES-GCM/CCM ops take the direct path "
+        + (
+            "compiled (cryptoffload._directpath)."
+            if directpath.COMPILED
+            else "in pure Python (CRYPTOFFLOAD_PURE_PYTHON set, or no compiler at install time)."
+        ),
+        highlight=False,
+    )
     offloaders = [r for r in rows if r["name"] != "software" and r["available"]]
     if not offloaders:
         console.print(
