@@ -320,6 +320,11 @@ def test_the_size_log_records_in_order_and_drains_exactly_what_it_holds(twin):
         log.append(n)
     assert log.drain_total() == (1000, sum(range(1000)))
     assert log.drain_total() == (0, 0)
+    for n in (10, 20, 20, 30, 5000):
+        log.append(n)
+    edges = [20, 21, 0, sys.maxsize + 1]  # sys.maxsize + 1: "never", every size below it
+    assert log.drain_below(edges) == (5, 5080, [1, 3, 0, 5])
+    assert log.drain_below([1]) == (0, 0, [0])
 
 
 @pytest.mark.parametrize("twin", TWINS)

@@ -35,6 +35,7 @@ typedef struct {
 } SizeLog;
 
 static PyTypeObject SizeLogType;
+static int set_size(Py_ssize_t *field, PyObject *value, const char *name);
 
 static int
 sizelog_push(SizeLog *log, Py_ssize_t n)
@@ -113,6 +114,61 @@ sizelog_drain_total(SizeLog *self, PyObject *unused)
     return out;
 }
 
+/* drain_below(edges): (how many, their sum, [how many are below each edge]), and an empty
+ * record. Edges beyond the sizes an object can have count as the largest. */
+static PyObject *
+sizelog_drain_below(SizeLog *self, PyObject *edges)
+{
+    PyObject *seq = PySequence_Fast(edges, "edges must be a sequence of ints");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t small[16];
+    Py_ssize_t *bound = k <= 16 ? small : PyMem_New(Py_ssize_t, k);
+    Py_ssize_t *count = NULL;
+    PyObject *out = NULL, *counts = NULL;
+    if (bound == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < k; j++) {
+        if (set_size(&bound[j], PySequence_Fast_GET_ITEM(seq, j), "an edge") < 0)
+            goto done;
+    }
+    count = PyMem_New(Py_ssize_t, k ? k : 1);
+    if (count == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(count, 0, sizeof(Py_ssize_t) * (size_t)(k ? k : 1));
+    long long total = 0;
+    for (Py_ssize_t i = 0; i < self->len; i++) {
+        Py_ssize_t n = self->items[i];
+        total += n;
+        for (Py_ssize_t j = 0; j < k; j++)
+            count[j] += n < bound[j];
+    }
+    counts = PyList_New(k);
+    if (counts == NULL)
+        goto done;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *c = PyLong_FromSsize_t(count[j]);
+        if (c == NULL)
+            goto done;
+        PyList_SET_ITEM(counts, j, c);
+    }
+    out = Py_BuildValue("(nLO)", self->len, total, counts);
+    if (out != NULL)
+        sizelog_emptied(self);
+done:
+    Py_XDECREF(counts);
+    if (bound != small)
+        PyMem_Free(bound);
+    PyMem_Free(count);
+    Py_DECREF(seq);
+    return out;
+}
+
 static Py_ssize_t
 sizelog_length(SizeLog *self)
 {
@@ -131,6 +187,9 @@ static PyMethodDef sizelog_methods[] = {
      PyDoc_STR("The sizes recorded, in order, and an empty record.")},
     {"drain_total", (PyCFunction)sizelog_drain_total, METH_NOARGS,
      PyDoc_STR("(how many, their sum), and an empty record.")},
+    {"drain_below", (PyCFunction)sizelog_drain_below, METH_O,
+     PyDoc_STR("drain_below(edges): (how many, their sum, [how many are below each edge]), "
+               "and an empty record.")},
     {NULL},
 };
 

@@ -36,6 +36,7 @@ class Cell:
         "lock",
         "mismatches",
         "on_held",
+        "on_held_log",
         "ops",
         "pending",
         "zeroed",
@@ -55,6 +56,8 @@ class Cell:
         #: of ops the policy kept from every engine, recorded in ``pending`` as ``~size`` (see
         #: :meth:`cryptoffload.lane.Lane.holds_back`), so the engines' declines are counted too.
         self.on_held: Any = None
+        #: As ``on_held``, for :attr:`held` itself: drains it and returns (ops, bytes).
+        self.on_held_log: Any = None
         #: Sizes of ops the policy kept from every engine, which the primitive ran in software
         #: directly (a software cell whose algorithm engines claim): folded as ``~size`` entries
         #: of ``pending`` are, through ``on_held``.
@@ -101,11 +104,12 @@ class Cell:
         """Move pending sizes into the totals (a drain of exactly what is there now)."""
         with self.lock:
             if self.held:
-                sizes = self.held.drain()
-                if self.on_held is not None:
-                    self.on_held(sizes)
-                self.bytes += sum(sizes)
-                self.ops += len(sizes)
+                if self.on_held_log is not None:  # the lane drains it, counting the declines
+                    n, total = self.on_held_log(self.held)
+                else:
+                    n, total = self.held.drain_total()
+                self.bytes += total
+                self.ops += n
             pending = self.pending
             if not pending:
                 return

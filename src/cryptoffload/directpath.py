@@ -72,6 +72,11 @@ class PureSizeLog(deque):
         sizes = self.drain()
         return len(sizes), sum(sizes)
 
+    def drain_below(self, edges: list[int]) -> tuple[int, int, list[int]]:
+        """(how many, their sum, [how many are below each edge]), and an empty record."""
+        sizes = self.drain()
+        return len(sizes), sum(sizes), [sum(map(edge.__gt__, sizes)) for edge in edges]
+
 
 def pure_note_using() -> None:
     """A ``using`` block is about to set :data:`CURRENT`: from now on the compiled direct path

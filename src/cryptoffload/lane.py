@@ -224,6 +224,7 @@ class Lane(LaneCore):
         self.set_holds()
         if routes:
             self._cell.on_held = self._count_held
+            self._cell.on_held_log = self._count_held_log
 
     def __repr__(self) -> str:
         return f"<Lane {self.alg} engines={[r.name for r in self.routes]}>"
@@ -267,17 +268,42 @@ class Lane(LaneCore):
         """Count the declines of ops held back from every engine (the software cell's fold):
         per route, the reason :meth:`_Route.refusal` gives, counted at C speed (``sizes`` is
         the fold's own list: sorted here)."""
-        watch = self.provider.watch
         n = len(sizes)
         sizes.sort()  # then each route's counts are two bisections (a run of one size: O(n))
+        self._declined_held(
+            n,
+            lambda route: (
+                bisect_left(sizes, route.low),
+                n - bisect_right(sizes, route.high) if route.high is not None else 0,
+            ),
+        )
+
+    def _count_held_log(self, log: Any) -> tuple[int, int]:
+        """:meth:`_count_held` for the direct path's record (a SizeLog), which it drains:
+        each route's two counts come from one pass over the sizes (``drain_below``), with no
+        int object made per size. Returns (ops, bytes) for the software cell."""
+        edges: list[int] = []
+        for route in self.routes:
+            edges.append(route.low)
+            edges.append(route.high + 1 if route.high is not None else _NEVER)
+        n, total, below = log.drain_below(edges)
+        at = {id(route): i for i, route in enumerate(self.routes)}
+        self._declined_held(
+            n, lambda route: (below[2 * at[id(route)]], n - below[2 * at[id(route)] + 1])
+        )
+        return n, total
+
+    def _declined_held(self, n: int, outside: Callable[[_Route], tuple[int, int]]) -> None:
+        """Add the declines of ``n`` held-back ops to each route's cell: ``outside(route)``
+        gives how many were below its window and how many above."""
+        watch = self.provider.watch
         for route in self.routes:
             if route.disabled:
                 reasons = {"disabled": n}
             elif route.denied:
                 reasons = {"denied": n}
             else:
-                below = bisect_left(sizes, route.low)
-                above = n - bisect_right(sizes, route.high) if route.high is not None else 0
+                below, above = outside(route)
                 # An op recorded before the window moved may now fit it: "unsupported".
                 reasons = {"below-threshold": below, "too-large": above}
                 reasons["unsupported"] = n - below - above
