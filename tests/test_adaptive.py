@@ -207,11 +207,16 @@ def test_max_size_and_deny_still_hold_under_adaptive_routing():
 
 
 def test_held_back_direct_ops_are_sampled_on_the_engine_through_aesgcm():
-    provider, _engine, software = crossover_provider(min_size=1 << 30, sample_every=8)
+    # Software is OpenSSL here (a stand-in would take the direct path away): its cost is
+    # the direct path's object's, made to cost 200 ns + 1 ns/B on the fake clock.
+    clock = FakeClock()
+    policy = Policy(min_size={ALG: 1 << 30}, adaptive={"sample": 1 / 8, "min_samples": 4})
+    engine = CostedEngine(clock, 5000, 0.1)
+    provider = Provider([engine], policy, clock=clock, sampler=every(8))
     gcm = AESGCM(KEY, provider=provider)
     ref = ref_aead.AESGCM(KEY)
     gcm.encrypt(NONCE, b"", None)  # bound: the direct path's OpenSSL object now costed
-    direct = gcm._sw = CostedDirect(gcm._sw, software.clock, 200, 1.0)
+    direct = gcm._sw = CostedDirect(gcm._sw, clock, 200, 1.0)
     data = bytes(262144)
     for _ in range(400):
         assert gcm.encrypt(NONCE, data, None) == ref.encrypt(NONCE, data, None)

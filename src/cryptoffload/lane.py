@@ -17,6 +17,7 @@ from cryptoffload.counters import FOLD_AT, Cell
 from cryptoffload.crosscheck import Check, Sampled
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.engines.base import Engine
+from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import OffloadRequired, Unavailable
 from cryptoffload.ops import CHECK_FAILURES, Op, is_answer
 from cryptoffload.validate import validate_op
@@ -168,6 +169,9 @@ class Lane:
         "direct_room",
         "hold_above",
         "hold_below",
+        "keep_above",
+        "keep_below",
+        "native",
         "provider",
         "required",
         "routes",
@@ -193,7 +197,11 @@ class Lane:
                 routes.append(route)
         self.routes: tuple[_Route, ...] = tuple(routes)
         self.required = policy.requires(alg)
-        self.software_only = not routes and not self.required
+        #: Software is OpenSSL (the default software engine): primitives may then call
+        #: `cryptography` themselves. False when an engine named "software" stands in for it
+        #: (``Provider([..., stand_in])``): every op it answers then goes through :meth:`run`.
+        self.native = type(provider.software) is SoftwareEngine
+        self.software_only = not routes and not self.required and self.native
         #: Some engine on the route can keep an AEAD stream (``open_aead_stream``): without one,
         #: ``Cipher``'s GCM contexts skip building the Op to offer.
         self.aead_streams = any(
@@ -239,14 +247,24 @@ class Lane:
         if self.required or not routes:
             # Nothing is held back: offload is required, or no engine claims the algorithm
             # (software_only, which primitives check first).
+            self.keep_below, self.keep_above = -1, _NEVER
+        else:
+            self.keep_below = min(route.floor for route in routes)
+            self.keep_above = max(route.ceiling for route in routes)
+        if not self.native:
+            # A stand-in answers for software: no primitive calls OpenSSL itself (no held
+            # sizes, no direct path); run() still sends the kept sizes straight to software.
+            self.hold_below = self.direct_below = -1
+            self.hold_above = self.direct_above = _NEVER
+        elif self.required or not routes:
             self.hold_below, self.hold_above = -1, _NEVER
             # The direct path: none when offload is required, else every size (n > -1: both
             # bounds small ints, which CPython 3.11 compares on its fastest path).
             self.direct_below = -1
             self.direct_above = _NEVER if self.required else -1
-            return
-        self.hold_below = self.direct_below = min(route.floor for route in routes)
-        self.hold_above = self.direct_above = max(route.ceiling for route in routes)
+        else:
+            self.hold_below = self.direct_below = self.keep_below
+            self.hold_above = self.direct_above = self.keep_above
 
     def _move(self, threshold: int) -> None:
         """Adaptive routing moved the threshold: the engines open to the algorithm (not
@@ -336,6 +354,8 @@ class Lane:
         if self.adaptive is not None:
             return self._run_adaptive(op)
         size = op.size
+        if size < self.keep_below or size > self.keep_above:
+            return self._kept(op, size)
         declines: dict[str, str] = {}
         result = self._offer(op, size, declines, False)
         if result is _MISSED:
@@ -402,6 +422,20 @@ class Lane:
         self._cell.add(size)
         return result
 
+    def _kept(self, op: Op, size: int) -> Any:
+        """Software's answer to ``op``, whose size the policy keeps from every engine on the
+        route: no engine is asked; the record ``~size`` has their declines counted when the
+        cell folds (see :meth:`holds_back`), so a kept op costs what software alone does."""
+        try:
+            result = self.provider.software.run(op)
+        except DeviceKeyError:
+            raise
+        except BaseException:
+            self.count(~size)
+            raise
+        self.count(~size)
+        return result
+
     def _run_adaptive(self, op: Op) -> Any:
         """:meth:`run` with adaptive routing. A due op (the sampler's, or one the direct path
         handed over) is timed: alternately down the other path (a sample) and down its own;
@@ -415,10 +449,10 @@ class Lane:
         handed = self._sample_due
         self._sample_due = False
         due = handed or (adaptive.sampler() and adaptive.take(size))
-        held = size < self.hold_below or size > self.hold_above
+        held = size < self.keep_below or size > self.keep_above
         # Above every engine's max_size no sample can be taken: its own path is timed.
         # SAMPLE_NOW: the direct path has flipped already (it times software's turns itself).
-        sample = due and (handed is SAMPLE_NOW or adaptive.flip()) and size <= self.hold_above
+        sample = due and (handed is SAMPLE_NOW or adaptive.flip()) and size <= self.keep_above
         declines: dict[str, str] = {}
         clock = adaptive.clock
         if held == sample:  # the engines: their sizes, or a sample of a class below them
@@ -435,14 +469,7 @@ class Lane:
                 declines[route.name] = "adaptive-sample"
         elif held:  # software, as on the direct path
             start = clock() if due else 0
-            try:
-                result = self.provider.software.run(op)
-            except DeviceKeyError:
-                raise
-            except BaseException:
-                self.count(~size)
-                raise
-            self.count(~size)
+            result = self._kept(op, size)
             if due:
                 adaptive.record(size, _SOFTWARE_PATH, clock() - start, False)
             return result
