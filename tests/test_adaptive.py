@@ -10,7 +10,7 @@ import pytest
 from cryptography.hazmat.primitives.ciphers import aead as ref_aead
 
 from cryptoffload import Policy, Provider
-from cryptoffload.adaptive import AdaptiveSettings
+from cryptoffload.adaptive import AdaptiveSettings, gaps
 from cryptoffload.aead import AESGCM
 from cryptoffload.counters import FOLD_AT
 from cryptoffload.engines.base import Capabilities
@@ -171,8 +171,9 @@ def test_engine_held_back_by_a_high_threshold_wins_its_large_ops_back():
 def test_no_move_without_clear_evidence_within_the_margin():
     clock = FakeClock()
     software = CostedSoftware(clock, 1000, 0)
-    engine = CostedEngine(clock, 1050, 0)  # 5% slower: inside a 10% margin
+    engine = CostedEngine(clock, 1030, 0)  # 3% slower: inside the default 5% margin
     policy = Policy(min_size={ALG: 0}, adaptive={"sample": 1 / 4, "min_samples": 2})
+    assert policy.adaptive.margin == 0.05
     provider = Provider([engine, software], policy, clock=clock, sampler=every(4))
     run_mix(provider, [100], rounds=400)
     info = provider.counters.snapshot()["costed"][ALG]["adaptive"]
@@ -281,3 +282,21 @@ def test_a_few_preempted_ops_do_not_move_the_threshold():
     run_mix(provider, [100], rounds=400)
     info = provider.counters.snapshot()["costed"][ALG]["adaptive"]
     assert info["moves"] == 0 and info["threshold"] == 0
+
+
+def test_the_default_countdown_makes_about_one_op_in_an_interval_due():
+    clock = FakeClock()
+    policy = Policy(min_size={ALG: 0}, adaptive={"sample": 1 / 16, "min_samples": 10**6})
+    provider = Provider([CostedEngine(clock, 0, 0), CostedSoftware(clock, 1, 0)], policy)
+    assert provider.lane(ALG).adaptive.sampler is None  # no sampler injected: the countdown
+    run_mix(provider, [100_000], rounds=1600)
+    info = provider.counters.snapshot()["costed"][ALG]["adaptive"]
+    # About 100 due ops (1600 / 16), half of them samples on software.
+    assert 25 <= info["samples"] <= 80
+
+
+def test_countdown_gaps_average_the_interval_within_their_range():
+    gap = gaps(64, seed=1)
+    drawn = [gap() for _ in range(20000)]
+    assert min(drawn) >= 1 and max(drawn) <= 127
+    assert 62 <= sum(drawn) / len(drawn) <= 66

@@ -1,14 +1,14 @@
 """Adaptive routing: per algorithm, a threshold moved at run time by the measured cost per path.
 
 One :class:`Adaptive` per lane (algorithm) when the policy turns it on. Sizes fall in classes by
-their bit length (0, 1, 2-3, 4-7, ... bytes: powers of two). A share of ops (``sample``, by
-the sampler) is due to be measured: alternately one goes down the other path (a sample) and
-one down its own, timed (ns per op) into an EWMA for that path and class; other ops are not
-timed. When both paths of a class have ``min_samples`` fresh times and the other path is
-faster by more than ``margin``, the threshold moves across the class: down to the class's
-first size when the engine wins a class below it, up past the class when software wins a
-class at or above it. The engines then take sizes from the threshold up (their ``max_size``,
-``deny``, ``require`` and a cross-check's ``disabled`` still hold).
+their bit length (0, 1, 2-3, 4-7, ... bytes: powers of two). A share of ops (``sample``: a
+countdown over random gaps of mean 1/sample ops) is due to be measured: alternately one goes
+down the other path (a sample) and one down its own, timed (ns per op) into an EWMA for that
+path and class; other ops are not timed. When both paths of a class have ``min_samples`` fresh
+times and the other path is faster by more than ``margin``, the threshold moves across the
+class: down to the class's first size when the engine wins a class below it, up past the class
+when software wins a class at or above it. The engines then take sizes from the threshold up
+(their ``max_size``, ``deny``, ``require`` and a cross-check's ``disabled`` still hold).
 
 A class whose evidence is clear the other way (its own path faster by more than ``margin``)
 is settled: it skips its next 3, 15, 63 ... up to :data:`MAX_SKIP` due ops (four times more
@@ -44,8 +44,10 @@ class AdaptiveSettings:
 
     #: Share of ops sent down the other path to measure it (default 1/64).
     sample: float = 1 / 64
-    #: How much faster (a fraction) the other path must be to move the threshold.
-    margin: float = 0.1
+    #: How much faster (a fraction) the other path must be to move the threshold. At most
+    #: 0.05, or a class could stay on a path more than 5% slower than the other (the goal:
+    #: never below 0.95 of the better path).
+    margin: float = 0.05
     #: Fresh samples needed on both paths of a class before it can move the threshold.
     min_samples: int = 8
     #: Weight of a new time in the running average (EWMA).
@@ -102,14 +104,17 @@ class AdaptiveSettings:
         }
 
 
-def random_sampler(sample: float) -> Callable[[], bool]:
-    """True for about ``sample`` of calls (the default sampler)."""
-    draw = random.random
+def gaps(interval: int, seed: int | None = None) -> Callable[[], int]:
+    """The default sampler's gaps: ops from one due op to the next, drawn uniformly from
+    1 .. 2 * interval - 1 (mean ``interval``; random, so a workload's period cannot hide a
+    size from the samples). One draw per due op, not one per op."""
+    draw = random.Random(seed).randint
+    top = 2 * interval - 1
 
-    def due() -> bool:
-        return draw() < sample
+    def gap() -> int:
+        return draw(1, top)
 
-    return due
+    return gap
 
 
 def size_class(size: int) -> int:
@@ -120,8 +125,11 @@ def size_class(size: int) -> int:
 class Adaptive:
     """One algorithm's adaptive state: running costs per path and class, and the threshold.
 
-    ``clock()`` gives nanoseconds (``time.perf_counter_ns``); ``sampler()`` says whether an op
-    is a sample. ``on_move(threshold)`` is called (lock not held) when the threshold moves.
+    ``clock()`` gives nanoseconds (``time.perf_counter_ns``). Which ops are due: with no
+    ``sampler``, a countdown (``countdown``, one decrement an op on the lane's path; at zero
+    :meth:`due_now` draws the next gap from :func:`gaps`); an injected ``sampler()`` (tests)
+    is asked every op instead. ``on_move(threshold)`` is called (lock not held) when the
+    threshold moves.
     """
 
     def __init__(
@@ -135,8 +143,11 @@ class Adaptive:
         self.settings = settings
         self.threshold = threshold
         self.clock = clock or time.perf_counter_ns
-        self.sampler = sampler or random_sampler(settings.sample)
         self.interval = max(1, round(1 / settings.sample))
+        #: None: the countdown decides (see the class); else asked once an op.
+        self.sampler = sampler
+        self._gap = gaps(self.interval)
+        self.countdown = self._gap()
         self._on_move = on_move
         self._lock = threading.Lock()
         self.cost: list[list[float]] = [[0.0] * CLASSES, [0.0] * CLASSES]
@@ -146,6 +157,11 @@ class Adaptive:
         self.samples = 0
         self.moves = 0
         self._flip = False
+
+    def due_now(self) -> bool:
+        """The countdown reached zero: this op is due; the next gap starts (always True)."""
+        self.countdown = self._gap()
+        return True
 
     def take(self, size: int) -> bool:
         """Whether a due sample of ``size`` is taken (False: its class is settled and skips

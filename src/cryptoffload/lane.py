@@ -448,7 +448,13 @@ class Lane:
         # Due: handed over by the direct path (which asked take() already), or the sampler's.
         handed = self._sample_due
         self._sample_due = False
-        due = handed or (adaptive.sampler() and adaptive.take(size))
+        if handed:
+            due = True
+        elif adaptive.sampler is None:  # the countdown: one decrement an op, a draw when due
+            adaptive.countdown -= 1
+            due = adaptive.countdown <= 0 and adaptive.due_now() and adaptive.take(size)
+        else:
+            due = adaptive.sampler() and adaptive.take(size)
         held = size < self.keep_below or size > self.keep_above
         # Above every engine's max_size no sample can be taken: its own path is timed.
         # SAMPLE_NOW: the direct path has flipped already (it times software's turns itself).
