@@ -286,7 +286,8 @@ def test_a_few_preempted_ops_do_not_move_the_threshold():
 
 def test_the_default_countdown_makes_about_one_op_in_an_interval_due():
     clock = FakeClock()
-    policy = Policy(min_size={ALG: 0}, adaptive={"sample": 1 / 16, "min_samples": 10**6})
+    settings = {"sample": 1 / 16, "min_samples": 10**6, "explore": 0}
+    policy = Policy(min_size={ALG: 0}, adaptive=settings)
     provider = Provider([CostedEngine(clock, 0, 0), CostedSoftware(clock, 1, 0)], policy)
     assert provider.lane(ALG).adaptive.sampler is None  # no sampler injected: the countdown
     run_mix(provider, [100_000], rounds=1600)
@@ -300,3 +301,19 @@ def test_countdown_gaps_average_the_interval_within_their_range():
     drawn = [gap() for _ in range(20000)]
     assert min(drawn) >= 1 and max(drawn) <= 127
     assert 62 <= sum(drawn) / len(drawn) <= 66
+
+
+@pytest.mark.parametrize("explore", [0, 16])
+def test_an_exploring_burst_settles_a_class_within_its_first_ops(explore):
+    clock = FakeClock()
+    settings = {"sample": 1 / 64, "min_samples": 4, "explore": explore}
+    policy = Policy(min_size={ALG: 0}, adaptive=settings)
+    engine = CostedEngine(clock, 5000, 0)  # 25x software's 200 ns: the engine starts with all
+    provider = Provider([engine, CostedSoftware(clock, 200, 0)], policy, clock=clock)
+    run_mix(provider, [100], rounds=12)
+    moved = provider.lane(ALG).adaptive.threshold > 100
+    # With the burst, 8 due ops in a row (4 a path) decide; without it, 12 ops are too few.
+    assert moved == bool(explore)
+    # With it: 4 on the engine's own path, then every other op a sample while the burst
+    # that follows the move re-checks the class (2 of the last 4).
+    assert len(engine.sizes) == (6 if explore else 12)

@@ -52,6 +52,10 @@ class AdaptiveSettings:
     min_samples: int = 8
     #: Weight of a new time in the running average (EWMA).
     alpha: float = 0.125
+    #: Due ops taken back to back (every op due) at the start and after each move, so a
+    #: class settles within ``2 * min_samples`` of its ops, not ``2 * min_samples / sample``
+    #: ops spent on the path it starts on (0: none).
+    explore: int = 128
 
     def __post_init__(self) -> None:
         for name in ("sample", "margin", "alpha"):
@@ -68,6 +72,10 @@ class AdaptiveSettings:
             raise TypeError(f"adaptive min_samples must be an integer, got {self.min_samples!r}")
         if self.min_samples < 1:
             raise ValueError(f"adaptive min_samples must be at least 1, got {self.min_samples}")
+        if isinstance(self.explore, bool) or not isinstance(self.explore, int):
+            raise TypeError(f"adaptive explore must be an integer, got {self.explore!r}")
+        if self.explore < 0:
+            raise ValueError(f"adaptive explore must be 0 or more, got {self.explore}")
 
     @classmethod
     def parse(cls, value: Any) -> AdaptiveSettings | None:
@@ -80,7 +88,7 @@ class AdaptiveSettings:
             return value
         if not isinstance(value, Mapping):
             raise TypeError(f"adaptive must be true, false or a table, got {value!r}")
-        known = {"enabled", "sample", "margin", "min_samples", "alpha"}
+        known = {"enabled", "sample", "margin", "min_samples", "alpha", "explore"}
         unknown = set(value) - known
         if unknown:
             raise ValueError(
@@ -101,6 +109,7 @@ class AdaptiveSettings:
             "margin": self.margin,
             "min_samples": self.min_samples,
             "alpha": self.alpha,
+            "explore": self.explore,
         }
 
 
@@ -147,7 +156,9 @@ class Adaptive:
         #: None: the countdown decides (see the class); else asked once an op.
         self.sampler = sampler
         self._gap = gaps(self.interval)
-        self.countdown = self._gap()
+        #: Due ops left to take back to back (``explore``; again after each move).
+        self.burst = settings.explore
+        self.countdown = 1 if self.burst else self._gap()
         self._on_move = on_move
         self._lock = threading.Lock()
         self.cost: list[list[float]] = [[0.0] * CLASSES, [0.0] * CLASSES]
@@ -160,8 +171,16 @@ class Adaptive:
 
     def due_now(self) -> bool:
         """The countdown reached zero: this op is due; the next gap starts (always True)."""
-        self.countdown = self._gap()
+        self.countdown = self.step() if self.burst > 0 else self._gap()
         return True
+
+    def step(self) -> int:
+        """Ops from this due op to the next on the direct path (which counts its ops): 1 while
+        an exploring burst lasts (one of it used), else ``interval``."""
+        if self.burst > 0:
+            self.burst -= 1
+            return 1
+        return self.interval
 
     def take(self, size: int) -> bool:
         """Whether a due sample of ``size`` is taken (False: its class is settled and skips
@@ -223,6 +242,8 @@ class Adaptive:
             return None
         self.threshold = new
         self.moves += 1
+        self.burst = self.settings.explore  # explore again: other classes may move too
+        self.countdown = 1
         self.skip[c] = 0
         self.fresh[ENGINE][c] = self.fresh[SOFTWARE][c] = 0
         return new

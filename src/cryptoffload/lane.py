@@ -232,7 +232,7 @@ class Lane:
             )
             open_routes[0].cell.adaptive = self.adaptive.as_dict
             self._move(self.adaptive.threshold)
-        self.direct_room = self.adaptive.interval if self.adaptive is not None else FOLD_AT
+        self.direct_room = self.adaptive.step() if self.adaptive is not None else FOLD_AT
         self.set_holds()
         if routes:
             self._cell.on_held = self._count_held
@@ -327,9 +327,9 @@ class Lane:
                 if queued >= self.direct_room:
                     self._sample_due = True  # this op is due: the direct ops before it were not
                 if queued < FOLD_AT and len(self._pending) <= FOLD_AT:
-                    self.direct_room = queued + adaptive.interval  # the next due op; no fold
+                    self.direct_room = queued + adaptive.step()  # the next due op; no fold
                     return self
-                self.direct_room = adaptive.interval
+                self.direct_room = adaptive.step()
             self._cell.fold()
         return self
 
