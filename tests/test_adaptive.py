@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from cryptography.hazmat.primitives.ciphers import aead as ref_aead
 
-from cryptoffload import Policy, Provider
+from cryptoffload import Policy, Provider, hashes
 from cryptoffload.adaptive import AdaptiveSettings, gaps
 from cryptoffload.aead import AESGCM
 from cryptoffload.counters import FOLD_AT
@@ -317,3 +317,76 @@ def test_an_exploring_burst_settles_a_class_within_its_first_ops(explore):
     # With it: 4 on the engine's own path, then every other op a sample while the burst
     # that follows the move re-checks the class (2 of the last 4).
     assert len(engine.sizes) == (6 if explore else 12)
+
+
+class CostedHashEngine(CostedEngine):
+    """An engine for SHA-256 with its own cost curve."""
+
+    def probe(self) -> Capabilities:
+        return Capabilities(available=True, algorithms=frozenset({"sha256"}))
+
+
+def test_held_back_hashes_are_sampled_at_the_fold_so_the_threshold_can_move_down():
+    # Software is OpenSSL (hashlib on the held-back path); its Op path, which due ops take,
+    # costs 50 us on the fake clock, the engine 1 us: the engine should win 1 KiB back.
+    clock = FakeClock()
+    engine = CostedHashEngine(clock, 1000, 0)
+    settings = {"min_samples": 2, "explore": 0}
+    policy = Policy(min_size={"sha256": 1 << 30}, adaptive=settings)
+    provider = Provider([engine], policy, clock=clock)
+    software = provider.software
+    assert type(software) is SoftwareEngine  # held-back digests run in hashlib directly
+    plain_run = software.run
+
+    def costed(op):
+        clock.now += 50_000
+        return plain_run(op)
+
+    software.run = costed
+    data = bytes(1024)
+    want = hashes.digest(data, hashes.SHA256(), provider=Provider())
+    for _ in range(6 * FOLD_AT):
+        assert hashes.digest(data, hashes.SHA256(), provider=provider) == want
+    lane = provider.lane("sha256")
+    assert lane.adaptive.threshold <= 1024  # moved down on samples handed over at folds
+    assert engine.sizes  # the engine took 1 KiB digests after the move
+    assert lane.hold_below == lane.keep_below == lane.adaptive.threshold
+
+
+class CostedCbcEngine(CostedEngine):
+    """An engine for AES-128-CBC with its own cost curve."""
+
+    def probe(self) -> Capabilities:
+        return Capabilities(available=True, algorithms=frozenset({"aes-128-cbc"}))
+
+
+def test_a_cbc_stream_held_back_gives_cryptographys_bytes_while_folds_hand_samples_over():
+    from cryptography.hazmat.primitives.ciphers import Cipher as RefCipher
+    from cryptography.hazmat.primitives.ciphers import algorithms as ref_alg
+    from cryptography.hazmat.primitives.ciphers import modes as ref_modes
+
+    from cryptoffload.ciphers import Cipher, algorithms, modes
+
+    clock = FakeClock()
+    engine = CostedCbcEngine(clock, 100_000, 0)  # slower: the threshold stays up
+    policy = Policy(min_size={"aes-128-cbc": 1 << 30}, adaptive={"explore": 0})
+    provider = Provider([engine], policy, clock=clock)
+    key, iv = bytes(range(16)), bytes(range(16, 32))
+    ours = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor()
+    ref = RefCipher(ref_alg.AES(key), ref_modes.CBC(iv)).encryptor()
+    chunks = [bytes([i % 251]) * (16 * (1 + i % 3)) for i in range(300)]
+    got = b"".join(map(ours.update, chunks[:100]))
+    provider.counters.snapshot()  # a fold mid-stream: the next update is handed over
+    got += b"".join(map(ours.update, chunks[100:]))
+    assert got == b"".join(map(ref.update, chunks))
+    assert ours.finalize() == ref.finalize()
+    samples = provider.counters.snapshot()[engine.name]["aes-128-cbc"]["adaptive"]["samples"]
+    # One context an op, as most callers use Cipher: their in_force folds every FOLD_AT ops.
+    for i in range(3 * FOLD_AT):
+        data = bytes([i % 251]) * 32
+        ours = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor()
+        ref = RefCipher(ref_alg.AES(key), ref_modes.CBC(iv)).encryptor()
+        assert ours.update(data) + ours.finalize() == ref.update(data) + ref.finalize()
+    info = provider.counters.snapshot()[engine.name]["aes-128-cbc"]["adaptive"]
+    assert info["samples"] > samples  # folds handed held-back updates over
+    assert info["threshold"] == 1 << 30  # the engine is slower: nothing moved

@@ -106,3 +106,33 @@ def test_openssl_software_keeps_the_direct_path():
     assert lane.native and lane.hold_below == lane.keep_below == 1000
     AESGCM(KEY, provider=provider).encrypt(NONCE, bytes(16), None)
     assert engine.sizes == []
+
+
+def test_cipher_contexts_held_back_keep_the_record_bounded():
+    from cryptography.hazmat.primitives.ciphers import Cipher as RefCipher
+    from cryptography.hazmat.primitives.ciphers import algorithms as ref_alg
+    from cryptography.hazmat.primitives.ciphers import modes as ref_modes
+
+    from cryptoffload.ciphers import Cipher, algorithms, modes
+    from cryptoffload.counters import FOLD_AT
+
+    class CbcEngine(Claiming):
+        name = "cbc"
+
+        def probe(self) -> Capabilities:
+            return Capabilities(available=True, algorithms=frozenset({"aes-128-cbc"}))
+
+    engine = CbcEngine()
+    provider = Provider([engine], Policy(min_size={"aes-128-cbc": 1 << 20}))
+    key, iv = bytes(range(16)), bytes(range(16, 32))
+    ours = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider)
+    ref = RefCipher(ref_alg.AES(key), ref_modes.CBC(iv))
+    for i in range(3 * FOLD_AT):
+        data = bytes([i % 256]) * 32
+        e, r = ours.encryptor(), ref.encryptor()
+        assert e.update(data) + e.finalize() == r.update(data) + r.finalize()
+    assert len(provider.lane("aes-128-cbc")._pending) <= FOLD_AT + 1
+    snap = provider.counters.snapshot()
+    assert snap["software"]["aes-128-cbc"]["ops"] == 3 * FOLD_AT
+    assert snap["cbc"]["aes-128-cbc"]["declined"] == {"below-threshold": 3 * FOLD_AT}
+    assert engine.sizes == []

@@ -158,6 +158,7 @@ class Lane:
     __slots__ = (
         "_cell",
         "_pending",
+        "_reopen",
         "_sample_due",
         "adaptive",
         "aead_streams",
@@ -219,6 +220,7 @@ class Lane:
         self.direct_q = self._pending if self.software_only else self._cell.held
         self.direct = self.direct_q.append
         self._sample_due = False
+        self._reopen = False
         self.adaptive: Adaptive | None = None
         settings = policy.adaptive
         open_routes = [r for r in routes if not r.denied]
@@ -290,6 +292,8 @@ class Lane:
         per route, the reason :meth:`_Route.refusal` gives, counted at C speed."""
         watch = self.provider.watch
         n = len(sizes)
+        if self.adaptive is not None and self.native and not self._reopen:
+            self._hand_held_sample()
         for route in self.routes:
             if route.disabled:
                 reasons = {"disabled": n}
@@ -309,6 +313,17 @@ class Lane:
             for reason, k in reasons.items():
                 if k:
                     watch.miss(route.name, reason, k)
+
+    def _hand_held_sample(self) -> None:
+        """Adaptive routing, at a fold that found held-back ops: close the hold window until
+        the lane's next op, so that it comes to :meth:`run` as a due op whatever primitive
+        runs it (hashes, MACs and ``Cipher`` keep no countdown of their own: without this
+        their held-back sizes would never be measured, and the threshold could never move
+        down). One due op per fold (every ``FOLD_AT`` ops at most)."""
+        self._reopen = True
+        if not self._sample_due:
+            self._sample_due = True
+        self.hold_below, self.hold_above = -1, _NEVER
 
     def in_force(self, explicit: Provider | None) -> Lane:
         """This lane if its provider is the one in force (``explicit``, else the innermost
@@ -332,6 +347,12 @@ class Lane:
                 self.direct_room = adaptive.step()
             self._cell.fold()
         return self
+
+    def fold_due(self) -> None:
+        """Fold the record if it is long: for a primitive that records with :attr:`tally` and
+        does not pass through :meth:`in_force` per op (``Cipher``'s contexts, at creation)."""
+        if len(self._pending) > FOLD_AT:
+            self._cell.fold()
 
     def count(self, nbytes: int) -> None:
         """One operation of ``nbytes`` that the primitive ran in software itself (``~size``:
@@ -445,7 +466,11 @@ class Lane:
         adaptive = self.adaptive
         assert adaptive is not None
         size = op.size
-        # Due: handed over by the direct path (which asked take() already), or the sampler's.
+        if self._reopen:  # a fold closed the hold window for this op: open it again
+            self._reopen = False
+            self.set_holds()
+        # Due: handed over by the direct path (which asked take() already) or a fold, or the
+        # countdown's (or an injected sampler's).
         handed = self._sample_due
         self._sample_due = False
         if handed:
@@ -699,6 +724,17 @@ class _Unbound:
 
     def __init__(self, alg: str) -> None:
         self.alg = alg
+
+    def _hand_held_sample(self) -> None:
+        """Adaptive routing, at a fold that found held-back ops: close the hold window until
+        the lane's next op, so that it comes to :meth:`run` as a due op whatever primitive
+        runs it (hashes, MACs and ``Cipher`` keep no countdown of their own: without this
+        their held-back sizes would never be measured, and the threshold could never move
+        down). One due op per fold (every ``FOLD_AT`` ops at most)."""
+        self._reopen = True
+        if not self._sample_due:
+            self._sample_due = True
+        self.hold_below, self.hold_above = -1, _NEVER
 
     def in_force(self, explicit: Provider | None) -> Lane:
         return resolve(explicit).lane(self.alg)
