@@ -194,7 +194,7 @@ def main() -> int:
     parser.add_argument("--algs", type=comma_list, metavar="LIST", help="algorithms (globs)")
     parser.add_argument("--sizes", type=_block_sizes, default=SIZES, metavar="LIST")
     parser.add_argument("--time", type=float, default=0.05, help="seconds per trial and side")
-    parser.add_argument("--trials", type=int, default=5, help="trials per side and size")
+    parser.add_argument("--trials", type=int, default=9, help="trials per side and size")
     parser.add_argument("--runs", type=int, default=1, help="runs in a row (default 1)")
     parser.add_argument(
         "--adaptive", action="store_true", help="add adaptive routing's column (see above)"

@@ -472,12 +472,18 @@ class Lane:
         # Due: handed over by the direct path (which asked take() already) or a fold, or the
         # countdown's (or an injected sampler's).
         handed = self._sample_due
-        self._sample_due = False
         if handed:
+            self._sample_due = False
             due = True
         elif adaptive.sampler is None:  # the countdown: one decrement an op, a draw when due
             adaptive.countdown -= 1
-            due = adaptive.countdown <= 0 and adaptive.due_now() and adaptive.take(size)
+            if adaptive.countdown > 0:  # most ops: their own path, untimed, as run() does
+                if size < self.keep_below or size > self.keep_above:
+                    return self._kept(op, size)
+                why: dict[str, str] = {}
+                result = self._offer(op, size, why, False)
+                return self._software(op, size, why) if result is _MISSED else result
+            due = adaptive.due_now() and adaptive.take(size)
         else:
             due = adaptive.sampler() and adaptive.take(size)
         held = size < self.keep_below or size > self.keep_above
