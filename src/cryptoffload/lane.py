@@ -731,17 +731,6 @@ class _Unbound:
     def __init__(self, alg: str) -> None:
         self.alg = alg
 
-    def _hand_held_sample(self) -> None:
-        """Adaptive routing, at a fold that found held-back ops: close the hold window until
-        the lane's next op, so that it comes to :meth:`run` as a due op whatever primitive
-        runs it (hashes, MACs and ``Cipher`` keep no countdown of their own: without this
-        their held-back sizes would never be measured, and the threshold could never move
-        down). One due op per fold (every ``FOLD_AT`` ops at most)."""
-        self._reopen = True
-        if not self._sample_due:
-            self._sample_due = True
-        self.hold_below, self.hold_above = -1, _NEVER
-
     def in_force(self, explicit: Provider | None) -> Lane:
         return resolve(explicit).lane(self.alg)
 
