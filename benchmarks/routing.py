@@ -6,8 +6,8 @@ trials: software only, the engine only (it takes everything it claims) and the e
 calibrated policy (``cryptoffload calibrate``'s, from ``--policy PATH``, else calibrated here
 first, up to the largest size). The goal: the routed provider reaches at least 95% of the better
 of the other two at every size. ``--runs N`` repeats calibration and measurement N times in a
-row (the goal is met in every run or not at all). Prints the per-size ratios and exits 1 when a
-ratio misses the goal by more than its noise band.
+row. Prints the per-size ratios (see "How a size is judged" below) and exits 1 when a ratio
+misses the goal beyond the noise.
 
 ``--baseline SPEC`` stands an engine in for software: it becomes every provider's software
 engine (named "software"), so the software-only provider is that engine alone, and the routed
