@@ -9,8 +9,8 @@ import asyncio
 import pytest
 from cryptography.hazmat.primitives.ciphers import aead as ref_aead
 
-from cryptoffload import Policy, Provider
-from cryptoffload.adaptive import AdaptiveSettings
+from cryptoffload import Policy, Provider, hashes
+from cryptoffload.adaptive import AdaptiveSettings, gaps
 from cryptoffload.aead import AESGCM
 from cryptoffload.counters import FOLD_AT
 from cryptoffload.engines.base import Capabilities
@@ -171,8 +171,9 @@ def test_engine_held_back_by_a_high_threshold_wins_its_large_ops_back():
 def test_no_move_without_clear_evidence_within_the_margin():
     clock = FakeClock()
     software = CostedSoftware(clock, 1000, 0)
-    engine = CostedEngine(clock, 1050, 0)  # 5% slower: inside a 10% margin
+    engine = CostedEngine(clock, 1030, 0)  # 3% slower: inside the default 5% margin
     policy = Policy(min_size={ALG: 0}, adaptive={"sample": 1 / 4, "min_samples": 2})
+    assert policy.adaptive.margin == 0.05
     provider = Provider([engine, software], policy, clock=clock, sampler=every(4))
     run_mix(provider, [100], rounds=400)
     info = provider.counters.snapshot()["costed"][ALG]["adaptive"]
@@ -207,11 +208,16 @@ def test_max_size_and_deny_still_hold_under_adaptive_routing():
 
 
 def test_held_back_direct_ops_are_sampled_on_the_engine_through_aesgcm():
-    provider, _engine, software = crossover_provider(min_size=1 << 30, sample_every=8)
+    # Software is OpenSSL here (a stand-in would take the direct path away): its cost is
+    # the direct path's object's, made to cost 200 ns + 1 ns/B on the fake clock.
+    clock = FakeClock()
+    policy = Policy(min_size={ALG: 1 << 30}, adaptive={"sample": 1 / 8, "min_samples": 4})
+    engine = CostedEngine(clock, 5000, 0.1)
+    provider = Provider([engine], policy, clock=clock, sampler=every(8))
     gcm = AESGCM(KEY, provider=provider)
     ref = ref_aead.AESGCM(KEY)
     gcm.encrypt(NONCE, b"", None)  # bound: the direct path's OpenSSL object now costed
-    direct = gcm._sw = CostedDirect(gcm._sw, software.clock, 200, 1.0)
+    direct = gcm._sw = CostedDirect(gcm._sw, clock, 200, 1.0)
     data = bytes(262144)
     for _ in range(400):
         assert gcm.encrypt(NONCE, data, None) == ref.encrypt(NONCE, data, None)
@@ -276,3 +282,111 @@ def test_a_few_preempted_ops_do_not_move_the_threshold():
     run_mix(provider, [100], rounds=400)
     info = provider.counters.snapshot()["costed"][ALG]["adaptive"]
     assert info["moves"] == 0 and info["threshold"] == 0
+
+
+def test_the_default_countdown_makes_about_one_op_in_an_interval_due():
+    clock = FakeClock()
+    settings = {"sample": 1 / 16, "min_samples": 10**6, "explore": 0}
+    policy = Policy(min_size={ALG: 0}, adaptive=settings)
+    provider = Provider([CostedEngine(clock, 0, 0), CostedSoftware(clock, 1, 0)], policy)
+    assert provider.lane(ALG).adaptive.sampler is None  # no sampler injected: the countdown
+    run_mix(provider, [100_000], rounds=1600)
+    info = provider.counters.snapshot()["costed"][ALG]["adaptive"]
+    # About 100 due ops (1600 / 16), half of them samples on software.
+    assert 25 <= info["samples"] <= 80
+
+
+def test_countdown_gaps_average_the_interval_within_their_range():
+    gap = gaps(64, seed=1)
+    drawn = [gap() for _ in range(20000)]
+    assert min(drawn) >= 1 and max(drawn) <= 127
+    assert 62 <= sum(drawn) / len(drawn) <= 66
+
+
+@pytest.mark.parametrize("explore", [0, 16])
+def test_an_exploring_burst_settles_a_class_within_its_first_ops(explore):
+    clock = FakeClock()
+    settings = {"sample": 1 / 64, "min_samples": 4, "explore": explore}
+    policy = Policy(min_size={ALG: 0}, adaptive=settings)
+    engine = CostedEngine(clock, 5000, 0)  # 25x software's 200 ns: the engine starts with all
+    provider = Provider([engine, CostedSoftware(clock, 200, 0)], policy, clock=clock)
+    run_mix(provider, [100], rounds=12)
+    moved = provider.lane(ALG).adaptive.threshold > 100
+    # With the burst, 8 due ops in a row (4 a path) decide; without it, 12 ops are too few.
+    assert moved == bool(explore)
+    # With it: 4 on the engine's own path, then every other op a sample while the burst
+    # that follows the move re-checks the class (2 of the last 4).
+    assert len(engine.sizes) == (6 if explore else 12)
+
+
+class CostedHashEngine(CostedEngine):
+    """An engine for SHA-256 with its own cost curve."""
+
+    def probe(self) -> Capabilities:
+        return Capabilities(available=True, algorithms=frozenset({"sha256"}))
+
+
+def test_held_back_hashes_are_sampled_at_the_fold_so_the_threshold_can_move_down():
+    # Software is OpenSSL (hashlib on the held-back path); its Op path, which due ops take,
+    # costs 50 us on the fake clock, the engine 1 us: the engine should win 1 KiB back.
+    clock = FakeClock()
+    engine = CostedHashEngine(clock, 1000, 0)
+    settings = {"min_samples": 2, "explore": 0}
+    policy = Policy(min_size={"sha256": 1 << 30}, adaptive=settings)
+    provider = Provider([engine], policy, clock=clock)
+    software = provider.software
+    assert type(software) is SoftwareEngine  # held-back digests run in hashlib directly
+    plain_run = software.run
+
+    def costed(op):
+        clock.now += 50_000
+        return plain_run(op)
+
+    software.run = costed
+    data = bytes(1024)
+    want = hashes.digest(data, hashes.SHA256(), provider=Provider())
+    for _ in range(6 * FOLD_AT):
+        assert hashes.digest(data, hashes.SHA256(), provider=provider) == want
+    lane = provider.lane("sha256")
+    assert lane.adaptive.threshold <= 1024  # moved down on samples handed over at folds
+    assert engine.sizes  # the engine took 1 KiB digests after the move
+    assert lane.hold_below == lane.keep_below == lane.adaptive.threshold
+
+
+class CostedCbcEngine(CostedEngine):
+    """An engine for AES-128-CBC with its own cost curve."""
+
+    def probe(self) -> Capabilities:
+        return Capabilities(available=True, algorithms=frozenset({"aes-128-cbc"}))
+
+
+def test_a_cbc_stream_held_back_gives_cryptographys_bytes_while_folds_hand_samples_over():
+    from cryptography.hazmat.primitives.ciphers import Cipher as RefCipher
+    from cryptography.hazmat.primitives.ciphers import algorithms as ref_alg
+    from cryptography.hazmat.primitives.ciphers import modes as ref_modes
+
+    from cryptoffload.ciphers import Cipher, algorithms, modes
+
+    clock = FakeClock()
+    engine = CostedCbcEngine(clock, 100_000, 0)  # slower: the threshold stays up
+    policy = Policy(min_size={"aes-128-cbc": 1 << 30}, adaptive={"explore": 0})
+    provider = Provider([engine], policy, clock=clock)
+    key, iv = bytes(range(16)), bytes(range(16, 32))
+    ours = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor()
+    ref = RefCipher(ref_alg.AES(key), ref_modes.CBC(iv)).encryptor()
+    chunks = [bytes([i % 251]) * (16 * (1 + i % 3)) for i in range(300)]
+    got = b"".join(map(ours.update, chunks[:100]))
+    provider.counters.snapshot()  # a fold mid-stream: the next update is handed over
+    got += b"".join(map(ours.update, chunks[100:]))
+    assert got == b"".join(map(ref.update, chunks))
+    assert ours.finalize() == ref.finalize()
+    samples = provider.counters.snapshot()[engine.name]["aes-128-cbc"]["adaptive"]["samples"]
+    # One context an op, as most callers use Cipher: their in_force folds every FOLD_AT ops.
+    for i in range(3 * FOLD_AT):
+        data = bytes([i % 251]) * 32
+        ours = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor()
+        ref = RefCipher(ref_alg.AES(key), ref_modes.CBC(iv)).encryptor()
+        assert ours.update(data) + ours.finalize() == ref.update(data) + ref.finalize()
+    info = provider.counters.snapshot()[engine.name]["aes-128-cbc"]["adaptive"]
+    assert info["samples"] > samples  # folds handed held-back updates over
+    assert info["threshold"] == 1 << 30  # the engine is slower: nothing moved

@@ -1,14 +1,16 @@
 """Adaptive routing: per algorithm, a threshold moved at run time by the measured cost per path.
 
 One :class:`Adaptive` per lane (algorithm) when the policy turns it on. Sizes fall in classes by
-their bit length (0, 1, 2-3, 4-7, ... bytes: powers of two). A share of ops (``sample``, by
-the sampler) is due to be measured: alternately one goes down the other path (a sample) and
-one down its own, timed (ns per op) into an EWMA for that path and class; other ops are not
-timed. When both paths of a class have ``min_samples`` fresh times and the other path is
-faster by more than ``margin``, the threshold moves across the class: down to the class's
-first size when the engine wins a class below it, up past the class when software wins a
-class at or above it. The engines then take sizes from the threshold up (their ``max_size``,
-``deny``, ``require`` and a cross-check's ``disabled`` still hold).
+their bit length (0, 1, 2-3, 4-7, ... bytes: powers of two). A share of ops (``sample``: a
+countdown over random gaps of mean 1/sample ops) is due to be measured: alternately one goes
+down the other path (a sample) and one down its own, timed (ns per op) into an EWMA for that
+path and class; other ops are not timed. When both paths of a class have ``min_samples`` fresh
+times and the other path is faster by more than ``margin``, the threshold moves across the
+class: down to the class's first size when the engine wins a class below it, up past the class
+when software wins a class at or above it. The engines then take sizes from the threshold up
+(their ``max_size``, ``deny``, ``require`` and a cross-check's ``disabled`` still hold).
+At the start and after each move, ``explore`` due ops come back to back (a burst), so classes
+settle within their first few ops instead of a few hundred on the path they started on.
 
 A class whose evidence is clear the other way (its own path faster by more than ``margin``)
 is settled: it skips its next 3, 15, 63 ... up to :data:`MAX_SKIP` due ops (four times more
@@ -44,12 +46,18 @@ class AdaptiveSettings:
 
     #: Share of ops sent down the other path to measure it (default 1/64).
     sample: float = 1 / 64
-    #: How much faster (a fraction) the other path must be to move the threshold.
-    margin: float = 0.1
+    #: How much faster (a fraction) the other path must be to move the threshold. At most
+    #: 0.05, or a class could stay on a path more than 5% slower than the other (the goal:
+    #: never below 0.95 of the better path).
+    margin: float = 0.05
     #: Fresh samples needed on both paths of a class before it can move the threshold.
     min_samples: int = 8
     #: Weight of a new time in the running average (EWMA).
     alpha: float = 0.125
+    #: Due ops taken back to back (every op due) at the start and after each move, so a
+    #: class settles within ``2 * min_samples`` of its ops, not ``2 * min_samples / sample``
+    #: ops spent on the path it starts on (0: none).
+    explore: int = 128
 
     def __post_init__(self) -> None:
         for name in ("sample", "margin", "alpha"):
@@ -66,6 +74,10 @@ class AdaptiveSettings:
             raise TypeError(f"adaptive min_samples must be an integer, got {self.min_samples!r}")
         if self.min_samples < 1:
             raise ValueError(f"adaptive min_samples must be at least 1, got {self.min_samples}")
+        if isinstance(self.explore, bool) or not isinstance(self.explore, int):
+            raise TypeError(f"adaptive explore must be an integer, got {self.explore!r}")
+        if self.explore < 0:
+            raise ValueError(f"adaptive explore must be 0 or more, got {self.explore}")
 
     @classmethod
     def parse(cls, value: Any) -> AdaptiveSettings | None:
@@ -78,7 +90,7 @@ class AdaptiveSettings:
             return value
         if not isinstance(value, Mapping):
             raise TypeError(f"adaptive must be true, false or a table, got {value!r}")
-        known = {"enabled", "sample", "margin", "min_samples", "alpha"}
+        known = {"enabled", "sample", "margin", "min_samples", "alpha", "explore"}
         unknown = set(value) - known
         if unknown:
             raise ValueError(
@@ -99,17 +111,21 @@ class AdaptiveSettings:
             "margin": self.margin,
             "min_samples": self.min_samples,
             "alpha": self.alpha,
+            "explore": self.explore,
         }
 
 
-def random_sampler(sample: float) -> Callable[[], bool]:
-    """True for about ``sample`` of calls (the default sampler)."""
-    draw = random.random
+def gaps(interval: int, seed: int | None = None) -> Callable[[], int]:
+    """The default sampler's gaps: ops from one due op to the next, drawn uniformly from
+    1 .. 2 * interval - 1 (mean ``interval``; random, so a workload's period cannot hide a
+    size from the samples). One draw per due op, not one per op."""
+    draw = random.Random(seed).randint
+    top = 2 * interval - 1
 
-    def due() -> bool:
-        return draw() < sample
+    def gap() -> int:
+        return draw(1, top)
 
-    return due
+    return gap
 
 
 def size_class(size: int) -> int:
@@ -120,8 +136,11 @@ def size_class(size: int) -> int:
 class Adaptive:
     """One algorithm's adaptive state: running costs per path and class, and the threshold.
 
-    ``clock()`` gives nanoseconds (``time.perf_counter_ns``); ``sampler()`` says whether an op
-    is a sample. ``on_move(threshold)`` is called (lock not held) when the threshold moves.
+    ``clock()`` gives nanoseconds (``time.perf_counter_ns``). Which ops are due: with no
+    ``sampler``, a countdown (``countdown``, one decrement an op on the lane's path; at zero
+    :meth:`due_now` draws the next gap from :func:`gaps`); an injected ``sampler()`` (tests)
+    is asked every op instead. ``on_move(threshold)`` is called (lock not held) when the
+    threshold moves.
     """
 
     def __init__(
@@ -135,8 +154,13 @@ class Adaptive:
         self.settings = settings
         self.threshold = threshold
         self.clock = clock or time.perf_counter_ns
-        self.sampler = sampler or random_sampler(settings.sample)
         self.interval = max(1, round(1 / settings.sample))
+        #: None: the countdown decides (see the class); else asked once an op.
+        self.sampler = sampler
+        self._gap = gaps(self.interval)
+        #: Due ops left to take back to back (``explore``; again after each move).
+        self.burst = settings.explore
+        self.countdown = 1 if self.burst else self._gap()
         self._on_move = on_move
         self._lock = threading.Lock()
         self.cost: list[list[float]] = [[0.0] * CLASSES, [0.0] * CLASSES]
@@ -146,6 +170,19 @@ class Adaptive:
         self.samples = 0
         self.moves = 0
         self._flip = False
+
+    def due_now(self) -> bool:
+        """The countdown reached zero: this op is due; the next gap starts (always True)."""
+        self.countdown = self.step() if self.burst > 0 else self._gap()
+        return True
+
+    def step(self) -> int:
+        """Ops from this due op to the next on the direct path (which counts its ops): 1 while
+        an exploring burst lasts (one of it used), else ``interval``."""
+        if self.burst > 0:
+            self.burst -= 1
+            return 1
+        return self.interval
 
     def take(self, size: int) -> bool:
         """Whether a due sample of ``size`` is taken (False: its class is settled and skips
@@ -207,6 +244,8 @@ class Adaptive:
             return None
         self.threshold = new
         self.moves += 1
+        self.burst = self.settings.explore  # explore again: other classes may move too
+        self.countdown = 1
         self.skip[c] = 0
         self.fresh[ENGINE][c] = self.fresh[SOFTWARE][c] = 0
         return new

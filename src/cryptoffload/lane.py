@@ -19,6 +19,7 @@ from cryptoffload.crosscheck import Check, Sampled
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.directpath import CURRENT, DEFAULT_BOX, LaneCore, note_using
 from cryptoffload.engines.base import Engine
+from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import OffloadRequired, Unavailable
 from cryptoffload.ops import CHECK_FAILURES, Op, is_answer
 from cryptoffload.validate import validate_op
@@ -159,12 +160,16 @@ class Lane(LaneCore):
     __slots__ = (
         "_cell",
         "_pending",
+        "_reopen",
         "_sample_due",
         "adaptive",
         "aead_streams",
         "alg",
         "hold_above",
         "hold_below",
+        "keep_above",
+        "keep_below",
+        "native",
         "required",
         "routes",
         "software_only",
@@ -189,7 +194,11 @@ class Lane(LaneCore):
                 routes.append(route)
         self.routes: tuple[_Route, ...] = tuple(routes)
         self.required = policy.requires(alg)
-        self.software_only = not routes and not self.required
+        #: Software is OpenSSL (the default software engine): primitives may then call
+        #: `cryptography` themselves. False when an engine named "software" stands in for it
+        #: (``Provider([..., stand_in])``): every op it answers then goes through :meth:`run`.
+        self.native = type(provider.software) is SoftwareEngine
+        self.software_only = not routes and not self.required and self.native
         #: Some engine on the route can keep an AEAD stream (``open_aead_stream``): without one,
         #: ``Cipher``'s GCM contexts skip building the Op to offer.
         self.aead_streams = any(
@@ -207,6 +216,7 @@ class Lane(LaneCore):
         self.direct_q = self._pending if self.software_only else self._cell.held
         self.direct = self.direct_q.append
         self._sample_due = False
+        self._reopen = False
         self.adaptive: Adaptive | None = None
         settings = policy.adaptive
         open_routes = [r for r in routes if not r.denied]
@@ -220,7 +230,7 @@ class Lane(LaneCore):
             )
             open_routes[0].cell.adaptive = self.adaptive.as_dict
             self._move(self.adaptive.threshold)
-        self.direct_room = self.adaptive.interval if self.adaptive is not None else FOLD_AT
+        self.direct_room = self.adaptive.step() if self.adaptive is not None else FOLD_AT
         self.set_holds()
         if routes:
             self._cell.on_held = self._count_held
@@ -236,14 +246,24 @@ class Lane(LaneCore):
         if self.required or not routes:
             # Nothing is held back: offload is required, or no engine claims the algorithm
             # (software_only, which primitives check first).
+            self.keep_below, self.keep_above = -1, _NEVER
+        else:
+            self.keep_below = min(route.floor for route in routes)
+            self.keep_above = max(route.ceiling for route in routes)
+        if not self.native:
+            # A stand-in answers for software: no primitive calls OpenSSL itself (no held
+            # sizes, no direct path); run() still sends the kept sizes straight to software.
+            self.hold_below = self.direct_below = -1
+            self.hold_above = self.direct_above = _NEVER
+        elif self.required or not routes:
             self.hold_below, self.hold_above = -1, _NEVER
             # The direct path: none when offload is required, else every size (n > -1: both
             # bounds small ints, which CPython 3.11 compares on its fastest path).
             self.direct_below = -1
             self.direct_above = _NEVER if self.required else -1
-            return
-        self.hold_below = self.direct_below = min(route.floor for route in routes)
-        self.hold_above = self.direct_above = max(route.ceiling for route in routes)
+        else:
+            self.hold_below = self.direct_below = self.keep_below
+            self.hold_above = self.direct_above = self.keep_above
 
     def _move(self, threshold: int) -> None:
         """Adaptive routing moved the threshold: the engines open to the algorithm (not
@@ -296,6 +316,8 @@ class Lane(LaneCore):
     def _declined_held(self, n: int, outside: Callable[[_Route], tuple[int, int]]) -> None:
         """Add the declines of ``n`` held-back ops to each route's cell: ``outside(route)``
         gives how many were below its window and how many above."""
+        if self.adaptive is not None and self.native and not self._reopen:
+            self._hand_held_sample()
         watch = self.provider.watch
         for route in self.routes:
             if route.disabled:
@@ -316,6 +338,17 @@ class Lane(LaneCore):
                 if k:
                     watch.miss(route.name, reason, k)
 
+    def _hand_held_sample(self) -> None:
+        """Adaptive routing, at a fold that found held-back ops: close the hold window until
+        the lane's next op, so that it comes to :meth:`run` as a due op whatever primitive
+        runs it (hashes, MACs and ``Cipher`` keep no countdown of their own: without this
+        their held-back sizes would never be measured, and the threshold could never move
+        down). One due op per fold (every ``FOLD_AT`` ops at most)."""
+        self._reopen = True
+        if not self._sample_due:
+            self._sample_due = True
+        self.hold_below, self.hold_above = -1, _NEVER
+
     def in_force(self, explicit: Provider | None) -> Lane:
         """This lane if its provider is the one in force (``explicit``, else the innermost
         ``using`` block's, else the default), otherwise that provider's lane for the algorithm.
@@ -333,11 +366,17 @@ class Lane(LaneCore):
                 if queued >= self.direct_room:
                     self._sample_due = True  # this op is due: the direct ops before it were not
                 if queued < FOLD_AT and len(self._pending) <= FOLD_AT:
-                    self.direct_room = queued + adaptive.interval  # the next due op; no fold
+                    self.direct_room = queued + adaptive.step()  # the next due op; no fold
                     return self
-                self.direct_room = adaptive.interval
+                self.direct_room = adaptive.step()
             self._cell.fold()
         return self
+
+    def fold_due(self) -> None:
+        """Fold the record if it is long: for a primitive that records with :attr:`tally` and
+        does not pass through :meth:`in_force` per op (``Cipher``'s contexts, at creation)."""
+        if len(self._pending) > FOLD_AT:
+            self._cell.fold()
 
     def count(self, nbytes: int) -> None:
         """One operation of ``nbytes`` that the primitive ran in software itself (``~size``:
@@ -360,6 +399,8 @@ class Lane(LaneCore):
         if self.adaptive is not None:
             return self._run_adaptive(op)
         size = op.size
+        if size < self.keep_below or size > self.keep_above:
+            return self._kept(op, size)
         declines: dict[str, str] = {}
         result = self._offer(op, size, declines, False)
         if result is _MISSED:
@@ -426,6 +467,20 @@ class Lane(LaneCore):
         self._cell.add(size)
         return result
 
+    def _kept(self, op: Op, size: int) -> Any:
+        """Software's answer to ``op``, whose size the policy keeps from every engine on the
+        route: no engine is asked; the record ``~size`` has their declines counted when the
+        cell folds (see :meth:`holds_back`), so a kept op costs what software alone does."""
+        try:
+            result = self.provider.software.run(op)
+        except DeviceKeyError:
+            raise
+        except BaseException:
+            self.count(~size)
+            raise
+        self.count(~size)
+        return result
+
     def _run_adaptive(self, op: Op) -> Any:
         """:meth:`run` with adaptive routing. A due op (the sampler's, or one the direct path
         handed over) is timed: alternately down the other path (a sample) and down its own;
@@ -435,14 +490,30 @@ class Lane(LaneCore):
         adaptive = self.adaptive
         assert adaptive is not None
         size = op.size
-        # Due: handed over by the direct path (which asked take() already), or the sampler's.
+        if self._reopen:  # a fold closed the hold window for this op: open it again
+            self._reopen = False
+            self.set_holds()
+        # Due: handed over by the direct path (which asked take() already) or a fold, or the
+        # countdown's (or an injected sampler's).
         handed = self._sample_due
-        self._sample_due = False
-        due = handed or (adaptive.sampler() and adaptive.take(size))
-        held = size < self.hold_below or size > self.hold_above
+        if handed:
+            self._sample_due = False
+            due = True
+        elif adaptive.sampler is None:  # the countdown: one decrement an op, a draw when due
+            adaptive.countdown -= 1
+            if adaptive.countdown > 0:  # most ops: their own path, untimed, as run() does
+                if size < self.keep_below or size > self.keep_above:
+                    return self._kept(op, size)
+                why: dict[str, str] = {}
+                result = self._offer(op, size, why, False)
+                return self._software(op, size, why) if result is _MISSED else result
+            due = adaptive.due_now() and adaptive.take(size)
+        else:
+            due = adaptive.sampler() and adaptive.take(size)
+        held = size < self.keep_below or size > self.keep_above
         # Above every engine's max_size no sample can be taken: its own path is timed.
         # SAMPLE_NOW: the direct path has flipped already (it times software's turns itself).
-        sample = due and (handed is SAMPLE_NOW or adaptive.flip()) and size <= self.hold_above
+        sample = due and (handed is SAMPLE_NOW or adaptive.flip()) and size <= self.keep_above
         declines: dict[str, str] = {}
         clock = adaptive.clock
         if held == sample:  # the engines: their sizes, or a sample of a class below them
@@ -459,14 +530,7 @@ class Lane(LaneCore):
                 declines[route.name] = "adaptive-sample"
         elif held:  # software, as on the direct path
             start = clock() if due else 0
-            try:
-                result = self.provider.software.run(op)
-            except DeviceKeyError:
-                raise
-            except BaseException:
-                self.count(~size)
-                raise
-            self.count(~size)
+            result = self._kept(op, size)
             if due:
                 adaptive.record(size, _SOFTWARE_PATH, clock() - start, False)
             return result

@@ -40,8 +40,11 @@ class Provider:
 
     ``engines`` are spec strings (``"afalg:cbc-aes-caam"``) or engine objects. Each is probed once
     here; one that is not available (or whose probe raised) is kept in :attr:`unavailable` with
-    its reason and never routed to. An object without a str ``name``, ``probe()`` or ``run(op)``,
-    or whose probe returns anything but a :class:`Capabilities`, is refused with TypeError.
+    its reason and never routed to. An engine named ``"software"`` is not routed: it answers in
+    OpenSSL's place (a stand-in, e.g. a synthetic engine in a benchmark), and every op software
+    would answer then goes to it (the primitives' direct calls to OpenSSL are off). An object
+    without a str ``name``, ``probe()`` or ``run(op)``, or whose probe returns anything but a
+    :class:`Capabilities`, is refused with TypeError.
 
     ``cross_check`` (a fraction, 0 by default: off) is the share of engine results recomputed in
     software, sampled at random intervals (``1/1000``: about one in a thousand). A result that
@@ -51,8 +54,9 @@ class Provider:
 
     ``clock`` and ``sampler`` are for adaptive routing (a policy with ``adaptive`` on; see
     :mod:`cryptoffload.adaptive`): ``clock()`` gives nanoseconds (default
-    ``time.perf_counter_ns``), ``sampler()`` says whether an op is a sample (default: at random,
-    the policy's ``sample`` share); tests pass their own to be deterministic.
+    ``time.perf_counter_ns``), ``sampler()`` says whether an op is due to be measured, asked every
+    op (default: none; a countdown over random gaps gives the policy's ``sample`` share); tests
+    pass their own to be deterministic.
     """
 
     def __init__(

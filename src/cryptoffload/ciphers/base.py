@@ -137,6 +137,9 @@ class Cipher:
         if self._mode_name == "xts" and encrypt:
             validate.xts_keys(self.algorithm.key)
         lane = resolve(self._provider).lane(self._alg)
+        # Held-back updates are recorded with tally, which does not fold: fold here, or the
+        # record of a program that makes context after context would grow without bound.
+        lane.fold_due()
         if self._mode_name == "gcm":
             # GHASH runs across calls: an engine that keeps it (open_aead_stream) or software.
             return gcm_context(self, lane, encrypt)
