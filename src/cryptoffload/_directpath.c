@@ -548,7 +548,19 @@ call_software(AeadCore *self, int call, PyObject *const *args, Py_ssize_t nargs)
     PyObject *bound = self->calls[call];
     if (bound != NULL) {
         Py_INCREF(bound); /* the call may set _sw again */
-        PyObject *out = PyObject_Vectorcall(bound, args, nargs, NULL);
+        PyObject *out;
+        if ((PyCFunction_GET_FLAGS(bound) & ~(METH_COEXIST | METH_STATIC | METH_CLASS))
+            == (METH_FASTCALL | METH_KEYWORDS)) {
+            /* A leaf C function: call it as its own vectorcall would, less the generic
+             * dispatch (this call is what the caller's own call of it would have been). */
+            _PyCFunctionFastWithKeywords meth =
+                (_PyCFunctionFastWithKeywords)(void (*)(void))PyCFunction_GET_FUNCTION(bound);
+            out = meth(PyCFunction_GET_SELF(bound), args, nargs, NULL);
+            if (out == NULL && !PyErr_Occurred())
+                PyErr_SetString(PyExc_SystemError, "OpenSSL's method returned no result");
+        }
+        else
+            out = PyObject_Vectorcall(bound, args, nargs, NULL);
         Py_DECREF(bound);
         return out;
     }
