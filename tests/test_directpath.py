@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from cryptography.exceptions import InvalidTag
 
+import cryptoffload
 from cryptoffload import directpath
 
 try:
@@ -389,3 +390,16 @@ def test_the_pure_twin_passes_the_direct_path_and_aead_suites():
         text=True,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+
+
+def test_a_build_left_from_other_sources_is_not_used(monkeypatch):
+    """An editable install whose rebuild failed keeps the old extension: it must not run."""
+    import types
+
+    stale = types.ModuleType("cryptoffload._directpath")
+    stale.API = directpath.API - 1
+    monkeypatch.setitem(sys.modules, "cryptoffload._directpath", stale)
+    monkeypatch.setattr(cryptoffload, "_directpath", stale, raising=False)
+    monkeypatch.delenv("CRYPTOFFLOAD_PURE_PYTHON", raising=False)
+    with pytest.warns(RuntimeWarning, match="built from other sources"):
+        assert directpath.compiled_module() is None

@@ -843,6 +843,11 @@ PyInit__directpath(void)
         Py_DECREF(module);
         return NULL;
     }
+    /* What directpath.py expects (its API): a build left from older sources is not used. */
+    if (PyModule_AddIntConstant(module, "API", 2) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
     Py_INCREF(&SizeLogType);
     if (PyModule_AddObject(module, "SizeLog", (PyObject *)&SizeLogType) < 0) {
         Py_DECREF(&SizeLogType);

@@ -27,6 +27,7 @@ ContextVar lookup (``benchmarks/overhead.py`` says which twin it measured). Sett
 from __future__ import annotations
 
 import os
+import warnings
 from collections import deque
 from contextvars import ContextVar
 from itertools import repeat, starmap
@@ -55,6 +56,10 @@ CURRENT: ContextVar[Any] = ContextVar("cryptoffload_provider", default=None)
 DEFAULT_BOX: list[Any] = [None]
 
 _using = CURRENT.get  # bound once: no method lookup per op
+
+#: The compiled module's API this module expects (``_directpath.API``): bumped with each
+#: change of what the two share, so that a build left from older sources is not used.
+API = 2
 
 
 class PureSizeLog(deque):
@@ -198,6 +203,15 @@ def compiled_module() -> Any:
     try:
         from cryptoffload import _directpath
     except ImportError:  # no compiler at install time, or built for another Python
+        return None
+    if getattr(_directpath, "API", None) != API:
+        warnings.warn(
+            f"cryptoffload._directpath ({getattr(_directpath, '__file__', '?')}) was built "
+            "from other sources than this cryptoffload's: the pure-Python direct path runs; "
+            "reinstall to rebuild it",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return None
     _directpath.configure(CURRENT, DEFAULT_BOX, InvalidTag)
     return _directpath
