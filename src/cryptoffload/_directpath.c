@@ -1,14 +1,16 @@
-/* The AEAD direct path, compiled: cryptoffload.directpath documents the contract.
+/* The direct paths, compiled: cryptoffload.directpath documents the contract.
  *
- * Two base types. LaneCore holds the fields of a Lane that the direct path reads on every
- * operation (provider, direct, direct_q, direct_below, direct_above, direct_room); Lane
- * subclasses it in Python. AeadCore holds a primitive's lane, provider, `cryptography` object
- * and tag length, and defines encrypt, decrypt, encrypt_into and decrypt_into: when the lane
- * bound is the one in force, the data is bytes, software takes its size and the lane's record
- * has room, they call OpenSSL's object and append the size to the record; anything else goes to
- * the Python method of the same name with a leading underscore (_encrypt ...), which takes every
- * decision the slow way. The pure-Python twin in directpath.py does exactly the same; the
- * tests run both.
+ * Three base types (and SizeLog, the counters' record). ChainedCore, a Cipher context's
+ * held-back update path, is described where it is defined below. The AEAD path's two:
+ * LaneCore holds the fields of a Lane that the direct paths read on every operation
+ * (provider, direct, direct_q, direct_below, direct_above, direct_room, hold_below,
+ * hold_above, tally, tally_q); Lane subclasses it in Python. AeadCore holds a primitive's
+ * lane, provider, `cryptography` object and tag length, and defines encrypt, decrypt,
+ * encrypt_into and decrypt_into: when the lane bound is the one in force, the data is bytes,
+ * software takes its size and the lane's record has room, they call OpenSSL's object and
+ * append the size to the record; anything else goes to the Python method of the same name
+ * with a leading underscore (_encrypt ...), which takes every decision the slow way. The
+ * pure-Python twins in directpath.py do exactly the same; the tests run both.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -792,6 +794,11 @@ typedef struct {
     Py_ssize_t sw_total;
     char has_block;
     char has_sw_total;
+    /* update_into's output tail, kept here (no object per update) until _sw_out is read:
+     * then sw_out is NULL and these bytes stand for it. */
+    char out_inline;
+    unsigned char out_len;
+    char out_tail[OUT_TAIL];
     /* Set with _lane: it is a LaneCore (else the held-back path never runs here). */
     char lane_is_core;
     /* Set with _sw: its bound update and update_into when builtin (no lookup per op). */
@@ -826,6 +833,7 @@ chained_clear(ChainedCore *self)
     for (int i = 0; i < CHAIN_CALLS; i++)
         Py_CLEAR(self->calls[i]);
     self->lane_is_core = 0;
+    self->out_inline = 0;
     return 0;
 }
 
@@ -945,17 +953,56 @@ chained_set_sw_total(ChainedCore *self, PyObject *value, void *closure)
     return set_count(&self->sw_total, &self->has_sw_total, value, "_sw_total");
 }
 
+/* _sw_out as an object (borrowed), made from the inline tail if that stands for it; NULL when
+ * unset (no error) or with an error set (*failed = 1). */
+static PyObject *
+sw_out_object(ChainedCore *self, int *failed)
+{
+    if (self->out_inline) {
+        PyObject *tail = PyBytes_FromStringAndSize(self->out_tail, self->out_len);
+        if (tail == NULL) {
+            *failed = 1;
+            return NULL;
+        }
+        Py_XSETREF(self->sw_out, tail);
+        self->out_inline = 0;
+    }
+    return self->sw_out;
+}
+
+static PyObject *
+chained_get_sw_out(ChainedCore *self, void *closure)
+{
+    int failed = 0;
+    PyObject *out = sw_out_object(self, &failed);
+    return failed ? NULL : get_field(out, "_sw_out");
+}
+
+static int
+chained_set_sw_out(ChainedCore *self, PyObject *value, void *closure)
+{
+    if (value == NULL && self->sw_out == NULL && !self->out_inline) {
+        PyErr_SetString(PyExc_AttributeError, "_sw_out");
+        return -1;
+    }
+    Py_XINCREF(value);
+    Py_XSETREF(self->sw_out, value);
+    self->out_inline = 0;
+    return 0;
+}
+
 static PyGetSetDef chained_getset[] = {
     {"_lane", (getter)chained_get_lane, (setter)chained_set_lane, NULL, NULL},
     {"_sw", (getter)chained_get_sw, (setter)chained_set_sw, NULL, NULL},
     {"_block", (getter)chained_get_block, (setter)chained_set_block, NULL, NULL},
     {"_sw_total", (getter)chained_get_sw_total, (setter)chained_set_sw_total, NULL, NULL},
+    {"_sw_out", (getter)chained_get_sw_out, (setter)chained_set_sw_out,
+     "CBC encryption's output tail (bytes when update_into kept it)", NULL},
     {NULL},
 };
 
 static PyMemberDef chained_members[] = {
     {"_sw_in", T_OBJECT_EX, offsetof(ChainedCore, sw_in), 0, NULL},
-    {"_sw_out", T_OBJECT_EX, offsetof(ChainedCore, sw_out), 0, NULL},
     {"_whole_blocks", T_OBJECT_EX, offsetof(ChainedCore, whole_blocks), 0, NULL},
     {"_cbc_encrypt", T_OBJECT_EX, offsetof(ChainedCore, cbc_encrypt), 0, NULL},
     {NULL},
@@ -978,7 +1025,8 @@ held_lane(ChainedCore *self, Py_ssize_t n, Py_ssize_t *size, int *failed)
 {
     if (self->sw == NULL || self->sw == Py_None || !self->lane_is_core || !self->has_block
         || !self->has_sw_total || self->block <= 0 || self->whole_blocks == NULL
-        || self->cbc_encrypt == NULL || self->sw_in == NULL || self->sw_out == NULL)
+        || self->cbc_encrypt == NULL || self->sw_in == NULL
+        || (self->sw_out == NULL && !self->out_inline))
         return NULL;
     Py_ssize_t block = self->block;
     Py_ssize_t rest = self->sw_total % block;
@@ -1051,8 +1099,10 @@ note_held(ChainedCore *self, LaneCore *core, PyObject *data, Py_ssize_t n, Py_ss
         return -1;
     }
     Py_XSETREF(self->sw_in, tail);
-    if (out_tail != NULL)
+    if (out_tail != NULL) {
         Py_XSETREF(self->sw_out, out_tail);
+        self->out_inline = 0;
+    }
     if (!size)
         return 0;
     PyObject *tally = core->tally;
@@ -1117,12 +1167,15 @@ update_out_tail(ChainedCore *self, PyObject *out, int *failed)
     }
     if (len >= OUT_TAIL)
         return Py_NewRef(out);
-    if (self->sw_out == NULL) { /* deleted during the op */
-        PyErr_SetString(PyExc_AttributeError, "_sw_out");
-        *failed = 1;
+    PyObject *had = sw_out_object(self, failed);
+    if (had == NULL) {
+        if (!*failed) { /* deleted during the op */
+            PyErr_SetString(PyExc_AttributeError, "_sw_out");
+            *failed = 1;
+        }
         return NULL;
     }
-    PyObject *joined = PyNumber_Add(self->sw_out, out);
+    PyObject *joined = PyNumber_Add(had, out);
     if (joined == NULL) {
         *failed = 1;
         return NULL;
@@ -1179,21 +1232,27 @@ chained_update_into(ChainedCore *self, PyObject *const *args, Py_ssize_t nargs,
             Py_INCREF(core);
             PyObject *k = call_kept(self, sw, UPDATE_INTO, args, 2);
             if (k != NULL) {
-                PyObject *tail = NULL;
                 int some = PyObject_IsTrue(k);
                 int cbc = some > 0 ? truth(self->cbc_encrypt) : 0;
                 if (some < 0 || cbc < 0)
                     failed = 1;
                 else if (cbc) {
-                    /* buf[max(0, k - 16) : k]: a copy, the caller owns buf */
+                    /* buf[max(0, k - 16) : k]: a copy (the caller owns buf), kept inline */
                     Py_ssize_t end = PyLong_AsSsize_t(k);
+                    Py_ssize_t len = PyByteArray_GET_SIZE(buf);
                     if (end == -1 && PyErr_Occurred())
                         failed = 1;
-                    else if ((tail = PySequence_GetSlice(
-                                  buf, end > OUT_TAIL ? end - OUT_TAIL : 0, end)) == NULL)
-                        failed = 1;
+                    else {
+                        end = end < 0 ? 0 : end > len ? len : end;
+                        Py_ssize_t start = end > OUT_TAIL ? end - OUT_TAIL : 0;
+                        memcpy(self->out_tail, PyByteArray_AS_STRING(buf) + start,
+                               (size_t)(end - start));
+                        self->out_len = (unsigned char)(end - start);
+                        self->out_inline = 1;
+                        Py_CLEAR(self->sw_out);
+                    }
                 }
-                if (failed || note_held(self, core, data, n, size, tail) < 0)
+                if (failed || note_held(self, core, data, n, size, NULL) < 0)
                     Py_CLEAR(k);
             }
             Py_DECREF(core);

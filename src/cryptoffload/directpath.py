@@ -224,7 +224,9 @@ class PureChainedCore:
     (``_sw_out``, 16 bytes, when ``_cbc_encrypt``), adds to ``_sw_total`` and records
     ``lane.tally(~size)`` (a size of 0 is not recorded). Anything else goes to
     ``_update_slow(data)`` / ``_update_into_slow(data, buf)``; an error from OpenSSL goes on
-    with nothing recorded.
+    with nothing recorded. (The compiled twin keeps ``update_into``'s output tail inside until
+    ``_sw_out`` is read, then gives it as ``bytes`` where this twin keeps a ``bytearray`` copy:
+    the same bytes, which is all ``_leave_held`` reads.)
     """
 
     __slots__ = (
