@@ -227,6 +227,10 @@ typedef struct {
     Py_ssize_t direct_room;
     Py_ssize_t hold_below;
     Py_ssize_t hold_above;
+    /* The ints hold_below and hold_above were set to, given back as they are: Python code
+     * reads them per op (a new int per read would cost it). NULL: not set yet. */
+    PyObject *hold_below_set;
+    PyObject *hold_above_set;
 } LaneCore;
 
 static int
@@ -248,6 +252,8 @@ lane_clear(LaneCore *self)
     Py_CLEAR(self->direct_q);
     Py_CLEAR(self->tally);
     Py_CLEAR(self->tally_q);
+    Py_CLEAR(self->hold_below_set);
+    Py_CLEAR(self->hold_above_set);
     return 0;
 }
 
@@ -314,8 +320,25 @@ set_size(Py_ssize_t *field, PyObject *value, const char *name)
 SIZE_GETSET(direct_below)
 SIZE_GETSET(direct_above)
 SIZE_GETSET(direct_room)
-SIZE_GETSET(hold_below)
-SIZE_GETSET(hold_above)
+/* A size field that gives back the int it was set to (the C field: that int, clamped). */
+#define HELD_SIZE_GETSET(NAME)                                                         \
+    static PyObject *lane_get_##NAME(LaneCore *self, void *closure)                    \
+    {                                                                                  \
+        if (self->NAME##_set != NULL)                                                  \
+            return Py_NewRef(self->NAME##_set);                                        \
+        return PyLong_FromSsize_t(self->NAME);                                         \
+    }                                                                                  \
+    static int lane_set_##NAME(LaneCore *self, PyObject *value, void *closure)         \
+    {                                                                                  \
+        if (set_size(&self->NAME, value, #NAME) < 0)                                   \
+            return -1;                                                                 \
+        Py_INCREF(value);                                                              \
+        Py_XSETREF(self->NAME##_set, value);                                           \
+        return 0;                                                                      \
+    }
+
+HELD_SIZE_GETSET(hold_below)
+HELD_SIZE_GETSET(hold_above)
 
 static PyGetSetDef lane_getset[] = {
     {"direct_below", (getter)lane_get_direct_below, (setter)lane_set_direct_below,
