@@ -3,13 +3,15 @@
 Timing on a shared 2-core machine moves by more than the few tens of nanoseconds measured here
 (``benchmarks/overhead.py`` gives the times, side by side). Instruction counts do not: callgrind
 counts the same total for the same binary and inputs whatever else the machine runs. For each
-case, one process per side (``cryptography``'s object, and cryptoffload's) runs the operation
-N and then 6N times; the difference of the two totals over 5N is the instructions per operation
+case, one process per side (``cryptography``'s object, and cryptoffload's) runs the operation N
+and then 6N times; the difference of the two totals over 5N is the instructions per operation
 without start-up. Cases: the software path (no engine claims AES-128-GCM) and the held-back path
 (an engine claims it, the policy keeps every size from it), 64 B and 16 KiB, encrypt and
-decrypt. Needs valgrind (Debian's package). Instructions are not time (a cache miss costs more
-than an add), but on this path, hot in cache, they track it.
-Run: python benchmarks/overhead_instructions.py [--ops N] [--only software|held]
+decrypt; and a held-back ``Cipher`` AES-128-CBC stream (an engine claims aes-128-cbc, the policy
+keeps every size from it): ``update_into`` of 64 B and 1 KiB, again and again on one stream.
+Needs valgrind (Debian's package). Instructions are not time (a cache miss costs more than an
+add), but on this path, hot in cache, they track it.
+Run: python benchmarks/overhead_instructions.py [--ops N] [--only software|held|cbc]
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ CASES = [
     ("held", "encrypt", 64),
     ("held", "decrypt", 64),
     ("held", "encrypt", 16384),
+    ("held", "cbc-update_into", 64),
+    ("held", "cbc-update_into", 1024),
 ]
 
 #: The child: builds one side of one case, runs it ``ops`` times.
@@ -36,6 +40,31 @@ import sys
 side, path, kind = sys.argv[1:4]
 size, ops = int(sys.argv[4]), int(sys.argv[5])
 key, nonce, data = bytes(range(16)), bytes(12), bytes(size)
+if kind == "cbc-update_into":
+    iv = bytes(range(16, 32))
+    if side == "direct":
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+        ctx = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+    else:
+        import cryptoffload
+        from cryptoffload.ciphers import Cipher, algorithms, modes
+        from cryptoffload.engines.software import SoftwareEngine
+
+        class OpenSSLEngine(SoftwareEngine):
+            name = "openssl-as-engine"
+
+            def probe(self):
+                caps = super().probe()
+                return type(caps)(True, "", frozenset({"aes-128-cbc"}))
+
+        policy = cryptoffload.Policy(min_size={"aes-128-cbc": 2 << 20})
+        provider = cryptoffload.Provider([OpenSSLEngine()], policy)
+        ctx = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor()
+    buf = bytearray(size + 15)
+    call = ctx.update_into
+    for _ in range(ops):
+        call(data, buf)
+    raise SystemExit(0)
 if side == "direct":
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     gcm = AESGCM(key)
@@ -103,23 +132,27 @@ def per_op(side: str, path: str, kind: str, size: int, ops: int, workdir: str) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=4000, help="N: operations in the short run")
-    parser.add_argument("--only", choices=("software", "held"), help="one path's cases")
+    parser.add_argument(
+        "--only", choices=("software", "held", "cbc"), help="one path's cases (cbc: the Cipher's)"
+    )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
     from cryptoffload import directpath
 
     twin = "compiled" if directpath.COMPILED else "pure Python"
-    print(f"AEAD direct path: {twin}; instructions per operation (callgrind)")
-    print(f"{'path':9} {'op':8} {'bytes':>6} {'direct':>9} {'ours':>9} {'added':>7} {'ratio':>6}")
+    print(f"AEAD direct path and Cipher held-back path: {twin}; instructions per op (callgrind)")
+    print(f"{'path':9} {'op':15} {'bytes':>6} {'direct':>9} {'ours':>9} {'added':>7} {'ratio':>6}")
     with tempfile.TemporaryDirectory() as workdir:
         for path, kind, size in CASES:
-            if args.only and path != args.only:
+            if args.only == "cbc" and not kind.startswith("cbc"):
+                continue
+            if args.only in ("software", "held") and path != args.only:
                 continue
             direct = per_op("direct", path, kind, size, args.ops, workdir)
             ours = per_op("ours", path, kind, size, args.ops, workdir)
             print(
-                f"{path:9} {kind:8} {size:>6} {direct:>9.0f} {ours:>9.0f} "
+                f"{path:9} {kind:15} {size:>6} {direct:>9.0f} {ours:>9.0f} "
                 f"{ours - direct:>7.0f} {direct / ours:>6.3f}",
                 flush=True,
             )

@@ -1,6 +1,7 @@
-"""The AEAD direct path's twins, compiled and pure Python, take the same decisions and record the
-same sizes (cryptoffload.directpath), checked with stand-ins for OpenSSL, the lane and the
-ordinary path; and the compiled twin is the one in use wherever it could be built."""
+"""The direct path's twins (AEAD, and Cipher contexts' held-back updates), compiled and pure
+Python, take the same decisions and record the same sizes (cryptoffload.directpath), checked with
+stand-ins for OpenSSL, the lane and the ordinary path; and the compiled twin is the one in use
+wherever it could be built."""
 
 from __future__ import annotations
 
@@ -31,13 +32,32 @@ ROOT = Path(__file__).resolve().parents[1]
 class Twin:
     """One implementation's four names."""
 
-    def __init__(self, name: str, size_log, lane_core, aead_core, note_using) -> None:
+    def __init__(self, name: str, size_log, lane_core, aead_core, note_using, chained_core) -> None:
         self.name = name
         self.SizeLog, self.LaneCore, self.AeadCore = size_log, lane_core, aead_core
         self.note_using = note_using
-        lane_class = type("Lane", (lane_core,), {"__slots__": ("alg",)})
+        lane_class = type("Lane", (lane_core,), {"__slots__": ("alg",), "fold_due": _no_fold})
         self.Lane = lane_class
         self.Primitive = type(f"{name}Primitive", (aead_core, _Ordinary), {"__slots__": ("seen",)})
+        self.Context = type(f"{name}Context", (chained_core, _SlowUpdate), {"__slots__": ("seen",)})
+
+
+class _SlowUpdate:
+    """A Cipher context's slow path: records that it ran, with what."""
+
+    __slots__ = ()
+
+    def _update_slow(self, *args, **kwargs):
+        self.seen.append(("_update_slow", args, kwargs))
+        return "slow"
+
+    def _update_into_slow(self, *args, **kwargs):
+        self.seen.append(("_update_into_slow", args, kwargs))
+        return "slow"
+
+
+def _no_fold(lane) -> None:
+    """The stand-in lane's fold_due: nothing to fold into."""
 
 
 class _Ordinary:
@@ -98,6 +118,7 @@ TWINS = [
             directpath.PureLaneCore,
             directpath.PureAeadCore,
             directpath.pure_note_using,
+            directpath.PureChainedCore,
         ),
         id="pure",
     )
@@ -111,6 +132,7 @@ if compiled is not None:
                 compiled.LaneCore,
                 compiled.AeadCore,
                 compiled.note_using,
+                compiled.ChainedCore,
             ),
             id="compiled",
         )
@@ -342,6 +364,278 @@ def test_a_cycle_through_the_cores_is_collected(twin):
     assert gone() is None
 
 
+# -- ChainedCore: a Cipher context's held-back path -------------------------------------------
+
+
+class FakeKept:
+    """Stands in for a kept OpenSSL CBC context: whole blocks out (each byte XOR 0x5A), a partial
+    block held inside; or raises ``fail``."""
+
+    def __init__(self, block: int = 16, fail: BaseException | None = None) -> None:
+        self.block, self.fail = block, fail
+        self.inside = b""
+        self.calls: list[str] = []
+
+    def update(self, data):
+        self.calls.append("update")
+        if self.fail is not None:
+            raise self.fail
+        joined = self.inside + data
+        full = len(joined) - len(joined) % self.block
+        self.inside = joined[full:]
+        return bytes(b ^ 0x5A for b in joined[:full])
+
+    def update_into(self, data, buf):
+        out = self.update(data)
+        buf[: len(out)] = out
+        return len(out)
+
+
+def make_context(twin: Twin, block: int = 16, software=None, whole_blocks=True):
+    """A CBC-encrypting context in a held-back stream: every size below 1 MiB is kept from the
+    engines, the lane's tally is its SizeLog's append (as Lane sets it)."""
+    lane = twin.Lane()
+    lane.hold_below, lane.hold_above = 1 << 20, 1 << 40
+    lane.tally_q = twin.SizeLog()
+    lane.tally = lane.tally_q.append
+    ctx = twin.Context()
+    ctx.seen = []
+    ctx._lane = lane
+    ctx._sw = software if software is not None else FakeKept(block)
+    ctx._block = block
+    ctx._whole_blocks = whole_blocks
+    ctx._cbc_encrypt = True
+    ctx._sw_total = 0
+    ctx._sw_in = b"c" * block  # what _enter_held keeps: the chaining value
+    ctx._sw_out = b"o" * block
+    return ctx, lane
+
+
+def state(ctx) -> tuple:
+    return ctx._sw_total, bytes(ctx._sw_in), bytes(ctx._sw_out)
+
+
+def _xor(data: bytes) -> bytes:
+    return bytes(b ^ 0x5A for b in data)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_held_back_update_runs_on_the_kept_context_keeps_its_tails_and_is_tallied(twin):
+    ctx, lane = make_context(twin)
+    a, b, c = bytes(range(40)), b"y" * 5, b"z" * 11
+    assert ctx.update(a) == _xor(a[:32])
+    assert state(ctx) == (40, a, _xor(a[:32]))  # update's output, whole when a block or more
+    assert ctx.update(b) == b""  # 8 + 5 bytes: no whole block, nothing an engine would get
+    assert state(ctx) == (45, (a + b)[-31:], _xor(a[:32]))
+    buf = bytearray(11 + 15)
+    assert ctx.update_into(c, buf) == 16
+    assert buf[:16] == _xor((a + b + c)[32:48])
+    assert state(ctx) == (56, (a + b + c)[-31:], _xor((a + b + c)[32:48]))  # the buffer's last 16
+    assert ctx.update_into(b"", bytearray(15)) == 0  # update_into takes empty data too
+    assert ctx.seen == []
+    assert lane.tally_q.drain() == [~32, ~16]  # ~size: held back from every engine
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_short_output_block_joins_the_output_tail_and_a_stream_mode_tallies_unrounded(twin):
+    ctx, lane = make_context(twin, block=8)  # Triple DES: 8-byte blocks, a 16-byte output tail
+    assert ctx.update(b"p" * 8) == _xor(b"p" * 8)
+    assert state(ctx) == (8, b"c" * 8 + b"p" * 8, b"o" * 8 + _xor(b"p" * 8))
+    ctr, lane2 = make_context(twin, whole_blocks=False)
+    ctr._cbc_encrypt = False
+    ctr.update(b"q" * 20)
+    assert state(ctr) == (20, b"c" * 11 + b"q" * 20, b"o" * 16)  # no output tail kept
+    assert lane.tally_q.drain() == [~8]
+    assert lane2.tally_q.drain() == [~20]
+
+
+def _kept_context_gone(ctx, lane):
+    ctx._sw = None
+
+
+def _sizes_for_the_engines(ctx, lane):
+    lane.hold_below, lane.hold_above = 0, 1 << 40
+
+
+def _exactly_an_engines_size(ctx, lane):
+    lane.hold_below = lane.hold_above = 32  # 32 bytes is an engine's; 31 or 33 would be held
+
+
+@pytest.mark.parametrize("twin", TWINS)
+@pytest.mark.parametrize(
+    "change", [_kept_context_gone, _sizes_for_the_engines, _exactly_an_engines_size]
+)
+def test_an_update_the_held_back_path_cannot_take_goes_to_the_slow_method_as_given(twin, change):
+    ctx, lane = make_context(twin)
+    change(ctx, lane)
+    data, buf = b"x" * 32, bytearray(47)
+    assert ctx.update(data) == "slow"
+    assert ctx.update_into(data, buf) == "slow"
+    assert ctx.seen == [("_update_slow", (data,), {}), ("_update_into_slow", (data, buf), {})]
+    assert ctx._sw is None or ctx._sw.calls == []
+    assert state(ctx) == (0, b"c" * 16, b"o" * 16)
+    assert len(lane.tally_q) == 0
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_arguments_the_held_back_path_does_not_take_go_to_the_slow_method_as_given(twin):
+    ctx, lane = make_context(twin)
+    data = b"x" * 32
+    cases = [
+        ("_update_slow", (bytearray(data),)),  # not bytes
+        ("_update_slow", (b"",)),  # nothing new: update leaves it to the slow way
+        ("_update_into_slow", (bytearray(data), bytearray(47))),
+        ("_update_into_slow", (data, memoryview(bytearray(47)))),  # not a bytearray
+        ("_update_into_slow", (data, bytearray(46))),  # no room for OpenSSL's rule
+    ]
+    for name, args in cases:
+        method = ctx.update if name == "_update_slow" else ctx.update_into
+        assert method(*args) == "slow"
+    assert ctx.seen == [(name, args, {}) for name, args in cases]
+    assert ctx._sw.calls == []
+    assert state(ctx) == (0, b"c" * 16, b"o" * 16)
+    assert len(lane.tally_q) == 0
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_lane_that_is_not_a_lane_core_is_answered_either_way(twin):
+    """The pure twin reads any lane's fields; the compiled one hands such a lane to the slow
+    method (in the library: the held-back op on the same kept context, counted the same)."""
+
+    class Plain:
+        hold_below, hold_above = 1 << 20, 1 << 40
+
+        def __init__(self) -> None:
+            self.sizes: list[int] = []
+            self.tally_q = self.sizes
+            self.tally = self.sizes.append
+
+        def fold_due(self) -> None:
+            pass
+
+    ctx, _ = make_context(twin)
+    ctx._lane = plain = Plain()
+    data = b"x" * 32
+    if twin.name == "pure":
+        assert (ctx.update(data), ctx.seen, plain.sizes) == (_xor(data), [], [~32])
+    else:
+        assert (ctx.update(data), ctx.seen) == ("slow", [("_update_slow", (data,), {})])
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_tally_other_than_its_size_logs_append_is_called(twin):
+    ctx, lane = make_context(twin)
+    sizes: list[int] = []
+    lane.tally = sizes.append  # e.g. a lane whose record was replaced
+    ctx.update(b"x" * 48)
+    ctx.update_into(b"x" * 16, bytearray(31))
+    assert sizes == [~48, ~16]
+    assert len(lane.tally_q) == 0
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_errors_from_the_kept_context_go_on_and_record_nothing(twin):
+    ctx, lane = make_context(twin, software=FakeKept(fail=ValueError("bad")))
+    with pytest.raises(ValueError, match="bad"):
+        ctx.update(b"x" * 32)
+    with pytest.raises(ValueError, match="bad"):
+        ctx.update_into(b"x" * 32, bytearray(47))
+    assert ctx.seen == []
+    assert state(ctx) == (0, b"c" * 16, b"o" * 16)
+    assert len(lane.tally_q) == 0
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_the_context_fields_read_back_as_written_and_unset_ones_raise(twin):
+    ctx = twin.Context()
+    for name in ("_sw_total", "_block", "_sw_in", "_sw_out", "_lane", "_sw"):
+        with pytest.raises(AttributeError):
+            getattr(ctx, name)
+    software = FakeKept()
+    ctx._sw, ctx._sw_total, ctx._block, ctx._whole_blocks = software, 1 << 40, 8, False
+    assert (ctx._sw, ctx._sw_total, ctx._block, ctx._whole_blocks) == (software, 1 << 40, 8, False)
+    ctx._sw = None
+    assert ctx._sw is None
+    _, lane = make_context(twin)
+    lane.hold_above = never = sys.maxsize + 1  # "_NEVER": no size is above it
+    assert lane.hold_above is never  # given back as set (read per op by Python code)
+
+
+def test_the_compiled_tail_is_the_pure_ones():
+    from cryptoffload.ciphers import base
+
+    assert base._TAIL == directpath.TAIL == 31
+    if compiled is not None:
+        assert compiled.TAIL == directpath.TAIL
+
+
+def test_the_compiled_fold_limit_is_the_counters_one():
+    from cryptoffload import counters
+
+    assert counters.FOLD_AT == directpath.FOLD_AT
+    if compiled is not None:
+        assert compiled.FOLD_AT == directpath.FOLD_AT
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_long_held_back_stream_asks_its_lane_to_fold(twin):
+    """Nothing else folds a stream's record while it runs: the fast path asks the lane once
+    the record is past the limit (a stream of millions of updates kept millions of sizes)."""
+    ctx, lane = make_context(twin)
+    folds = []
+
+    class Folding(type(lane)):
+        __slots__ = ()
+
+        def fold_due(self):
+            folds.append(len(self.tally_q))
+            self.tally_q.drain()
+
+    lane.__class__ = Folding
+    for _ in range(directpath.FOLD_AT + 5):
+        ctx.update(b"p" * 16)
+    assert folds == [directpath.FOLD_AT + 1]
+    assert len(lane.tally_q) == 4
+
+
+def test_a_long_held_back_cipher_stream_keeps_the_counts_record_short():
+    """End to end: an engine claims AES-128-CBC, the policy keeps every size from it."""
+    import cryptoffload
+    from cryptoffload.ciphers import Cipher, algorithms, modes
+    from cryptoffload.engines.software import SoftwareEngine
+
+    class Claimer(SoftwareEngine):
+        name = "claimer"
+
+        def probe(self):
+            caps = super().probe()
+            return type(caps)(True, "", frozenset({"aes-128-cbc"}))
+
+    policy = cryptoffload.Policy(min_size={"aes-128-cbc": 1 << 30})
+    provider = cryptoffload.Provider([Claimer()], policy)
+    ctx = Cipher(algorithms.AES(bytes(16)), modes.CBC(bytes(16)), provider=provider).encryptor()
+    buf = bytearray(16 + 15)
+    for _ in range(3 * directpath.FOLD_AT):
+        ctx.update_into(b"p" * 16, buf)
+        ctx.update(b"q" * 16)
+    ctx.finalize()
+    lane = provider.lane("aes-128-cbc")
+    assert len(lane.tally_q) <= directpath.FOLD_AT + 1
+    snap = provider.counters.snapshot()
+    assert snap["software"]["aes-128-cbc"]["ops"] == 6 * directpath.FOLD_AT
+    assert snap["claimer"]["aes-128-cbc"]["declined"] == {"below-threshold": 6 * directpath.FOLD_AT}
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_cycle_through_a_context_is_collected(twin):
+    ctx, lane = make_context(twin)
+    lane.alg = ctx  # context -> lane -> context
+    gone = weakref.ref(ctx._sw)
+    del ctx, lane
+    gc.collect()
+    assert gone() is None
+
+
 def _compiler_and_headers_present() -> bool:
     cc = (sysconfig.get_config_var("CC") or "").split()
     include = sysconfig.get_paths()["include"]
@@ -379,6 +673,10 @@ def test_the_pure_twin_passes_the_direct_path_and_aead_suites():
         "tests/test_vectors_aead.py",
         "tests/test_gcm_cipher_stream.py",
         "tests/test_caam_zerocopy.py",
+        "tests/test_kept_path.py",
+        "tests/test_held_back.py",
+        "tests/test_streams.py",
+        "tests/test_cipher_families.py",
     ]
     probe = "from cryptoffload import directpath; assert not directpath.COMPILED"
     subprocess.run([sys.executable, "-c", probe], env=env, check=True, cwd=ROOT)

@@ -1,14 +1,16 @@
-/* The AEAD direct path, compiled: cryptoffload.directpath documents the contract.
+/* The direct paths, compiled: cryptoffload.directpath documents the contract.
  *
- * Two base types. LaneCore holds the fields of a Lane that the direct path reads on every
- * operation (provider, direct, direct_q, direct_below, direct_above, direct_room); Lane
- * subclasses it in Python. AeadCore holds a primitive's lane, provider, `cryptography` object
- * and tag length, and defines encrypt, decrypt, encrypt_into and decrypt_into: when the lane
- * bound is the one in force, the data is bytes, software takes its size and the lane's record
- * has room, they call OpenSSL's object and append the size to the record; anything else goes to
- * the Python method of the same name with a leading underscore (_encrypt ...), which takes every
- * decision the slow way. The pure-Python twin in directpath.py does exactly the same; the
- * tests run both.
+ * Three base types (and SizeLog, the counters' record). ChainedCore, a Cipher context's
+ * held-back update path, is described where it is defined below. The AEAD path's two:
+ * LaneCore holds the fields of a Lane that the direct paths read on every operation
+ * (provider, direct, direct_q, direct_below, direct_above, direct_room, hold_below,
+ * hold_above, tally, tally_q); Lane subclasses it in Python. AeadCore holds a primitive's
+ * lane, provider, `cryptography` object and tag length, and defines encrypt, decrypt,
+ * encrypt_into and decrypt_into: when the lane bound is the one in force, the data is bytes,
+ * software takes its size and the lane's record has room, they call OpenSSL's object and
+ * append the size to the record; anything else goes to the Python method of the same name
+ * with a leading underscore (_encrypt ...), which takes every decision the slow way. The
+ * pure-Python twins in directpath.py do exactly the same; the tests run both.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,6 +24,8 @@ static PyObject *default_box = NULL;
 static PyObject *invalid_tag = NULL;
 
 static PyObject *str_encrypt, *str_decrypt, *str_encrypt_into, *str_decrypt_into;
+static PyObject *str_fold_due;
+static PyObject *str_update, *str_update_into, *str_slow_update, *str_slow_update_into;
 static PyObject *str_slow_encrypt, *str_slow_decrypt, *str_slow_encrypt_into,
     *str_slow_decrypt_into;
 
@@ -217,9 +221,17 @@ typedef struct {
     PyObject *provider;
     PyObject *direct;
     PyObject *direct_q;
+    PyObject *tally;
+    PyObject *tally_q;
     Py_ssize_t direct_below;
     Py_ssize_t direct_above;
     Py_ssize_t direct_room;
+    Py_ssize_t hold_below;
+    Py_ssize_t hold_above;
+    /* The ints hold_below and hold_above were set to, given back as they are: Python code
+     * reads them per op (a new int per read would cost it). NULL: not set yet. */
+    PyObject *hold_below_set;
+    PyObject *hold_above_set;
 } LaneCore;
 
 static int
@@ -228,6 +240,8 @@ lane_traverse(LaneCore *self, visitproc visit, void *arg)
     Py_VISIT(self->provider);
     Py_VISIT(self->direct);
     Py_VISIT(self->direct_q);
+    Py_VISIT(self->tally);
+    Py_VISIT(self->tally_q);
     return 0;
 }
 
@@ -237,6 +251,10 @@ lane_clear(LaneCore *self)
     Py_CLEAR(self->provider);
     Py_CLEAR(self->direct);
     Py_CLEAR(self->direct_q);
+    Py_CLEAR(self->tally);
+    Py_CLEAR(self->tally_q);
+    Py_CLEAR(self->hold_below_set);
+    Py_CLEAR(self->hold_above_set);
     return 0;
 }
 
@@ -257,6 +275,9 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         self->direct_below = -1;
         self->direct_above = PY_SSIZE_T_MAX;
         self->direct_room = 0;
+        /* and no size is held back from the engines */
+        self->hold_below = -1;
+        self->hold_above = PY_SSIZE_T_MAX;
     }
     return (PyObject *)self;
 }
@@ -300,6 +321,25 @@ set_size(Py_ssize_t *field, PyObject *value, const char *name)
 SIZE_GETSET(direct_below)
 SIZE_GETSET(direct_above)
 SIZE_GETSET(direct_room)
+/* A size field that gives back the int it was set to (the C field: that int, clamped). */
+#define HELD_SIZE_GETSET(NAME)                                                         \
+    static PyObject *lane_get_##NAME(LaneCore *self, void *closure)                    \
+    {                                                                                  \
+        if (self->NAME##_set != NULL)                                                  \
+            return Py_NewRef(self->NAME##_set);                                        \
+        return PyLong_FromSsize_t(self->NAME);                                         \
+    }                                                                                  \
+    static int lane_set_##NAME(LaneCore *self, PyObject *value, void *closure)         \
+    {                                                                                  \
+        if (set_size(&self->NAME, value, #NAME) < 0)                                   \
+            return -1;                                                                 \
+        Py_INCREF(value);                                                              \
+        Py_XSETREF(self->NAME##_set, value);                                           \
+        return 0;                                                                      \
+    }
+
+HELD_SIZE_GETSET(hold_below)
+HELD_SIZE_GETSET(hold_above)
 
 static PyGetSetDef lane_getset[] = {
     {"direct_below", (getter)lane_get_direct_below, (setter)lane_set_direct_below,
@@ -308,6 +348,10 @@ static PyGetSetDef lane_getset[] = {
      "Sizes above this are the direct path's.", NULL},
     {"direct_room", (getter)lane_get_direct_room, (setter)lane_set_direct_room,
      "The direct path records while len(direct_q) is below this.", NULL},
+    {"hold_below", (getter)lane_get_hold_below, (setter)lane_set_hold_below,
+     "Sizes below this are held back from every engine.", NULL},
+    {"hold_above", (getter)lane_get_hold_above, (setter)lane_set_hold_above,
+     "Sizes above this are held back from every engine.", NULL},
     {NULL},
 };
 
@@ -315,6 +359,10 @@ static PyMemberDef lane_members[] = {
     {"provider", T_OBJECT_EX, offsetof(LaneCore, provider), 0, "The lane's provider."},
     {"direct", T_OBJECT_EX, offsetof(LaneCore, direct), 0, "Records one direct op's size."},
     {"direct_q", T_OBJECT_EX, offsetof(LaneCore, direct_q), 0, "The direct path's record."},
+    {"tally", T_OBJECT_EX, offsetof(LaneCore, tally), 0,
+     "Records one software op's size (~size: held back from every engine)."},
+    {"tally_q", T_OBJECT_EX, offsetof(LaneCore, tally_q), 0,
+     "The record tally appends to, when tally is its bound append."},
     {NULL},
 };
 
@@ -521,7 +569,7 @@ record(LaneCore *core, Py_ssize_t n)
 
 /* self.<name>(*args, **kw): the ordinary path. */
 static PyObject *
-slow(AeadCore *self, PyObject *name, PyObject *const *args, Py_ssize_t nargs,
+slow(void *self, PyObject *name, PyObject *const *args, Py_ssize_t nargs,
      PyObject *kwnames)
 {
     Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
@@ -541,28 +589,35 @@ slow(AeadCore *self, PyObject *name, PyObject *const *args, Py_ssize_t nargs,
     return out;
 }
 
+/* bound(*args): a builtin method (PyCFunction_Check), kept alive across the call. One taking
+ * METH_FASTCALL | METH_KEYWORDS is called as its own vectorcall would call it, less the
+ * generic dispatch (this call is what the caller's own call of it would have been). */
+static inline PyObject *
+call_leaf(PyObject *bound, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_INCREF(bound); /* the call may set _sw again */
+    PyObject *out;
+    if ((PyCFunction_GET_FLAGS(bound) & ~(METH_COEXIST | METH_STATIC | METH_CLASS))
+        == (METH_FASTCALL | METH_KEYWORDS)) {
+        _PyCFunctionFastWithKeywords meth =
+            (_PyCFunctionFastWithKeywords)(void (*)(void))PyCFunction_GET_FUNCTION(bound);
+        out = meth(PyCFunction_GET_SELF(bound), args, nargs, NULL);
+        if (out == NULL && !PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "OpenSSL's method returned no result");
+    }
+    else
+        out = PyObject_Vectorcall(bound, args, nargs, NULL);
+    Py_DECREF(bound);
+    return out;
+}
+
 /* sw.<call>(args...) for the direct path: (nonce, data, aad[, buf]). */
 static inline PyObject *
 call_software(AeadCore *self, int call, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *bound = self->calls[call];
     if (bound != NULL) {
-        Py_INCREF(bound); /* the call may set _sw again */
-        PyObject *out;
-        if ((PyCFunction_GET_FLAGS(bound) & ~(METH_COEXIST | METH_STATIC | METH_CLASS))
-            == (METH_FASTCALL | METH_KEYWORDS)) {
-            /* A leaf C function: call it as its own vectorcall would, less the generic
-             * dispatch (this call is what the caller's own call of it would have been). */
-            _PyCFunctionFastWithKeywords meth =
-                (_PyCFunctionFastWithKeywords)(void (*)(void))PyCFunction_GET_FUNCTION(bound);
-            out = meth(PyCFunction_GET_SELF(bound), args, nargs, NULL);
-            if (out == NULL && !PyErr_Occurred())
-                PyErr_SetString(PyExc_SystemError, "OpenSSL's method returned no result");
-        }
-        else
-            out = PyObject_Vectorcall(bound, args, nargs, NULL);
-        Py_DECREF(bound);
-        return out;
+        return call_leaf(bound, args, nargs);
     }
     PyObject *stack[6];
     stack[1] = self->sw;
@@ -755,6 +810,535 @@ static PyTypeObject AeadCoreType = {
     .tp_getset = aead_getset,
 };
 
+/* -- ChainedCore ------------------------------------------------------------------------ */
+
+/* A Cipher context's held-back path (cryptoffload.directpath.PureChainedCore is its twin and
+ * documents the contract): while the kept OpenSSL context `_sw` is set and the op an engine
+ * would get is one the policy holds back from every engine, update and update_into run it on
+ * that context and keep the tails an engine needs to take over; else _update_slow and
+ * _update_into_slow (Python) decide the slow way. */
+
+/* Input bytes a held-back stream keeps: directpath.TAIL (a test checks that both agree). */
+#define TAIL 31
+/* Sizes a record holds before it is folded (counters.FOLD_AT; a test checks they agree). */
+#define FOLD_AT 4096
+/* The output tail CBC encryption keeps: its chaining value (a block of AES). */
+#define OUT_TAIL 16
+
+enum { UPDATE, UPDATE_INTO, CHAIN_CALLS };
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *lane;
+    PyObject *sw;
+    PyObject *sw_in;
+    PyObject *sw_out;
+    PyObject *whole_blocks;
+    PyObject *cbc_encrypt;
+    Py_ssize_t block;
+    Py_ssize_t sw_total;
+    char has_block;
+    char has_sw_total;
+    /* update_into's output tail, kept here (no object per update) until _sw_out is read:
+     * then sw_out is NULL and these bytes stand for it. */
+    char out_inline;
+    unsigned char out_len;
+    char out_tail[OUT_TAIL];
+    /* Set with _lane: it is a LaneCore (else the held-back path never runs here). */
+    char lane_is_core;
+    /* Set with _sw: its bound update and update_into when builtin (no lookup per op). */
+    PyObject *calls[CHAIN_CALLS];
+} ChainedCore;
+
+static PyObject **chain_call_names[CHAIN_CALLS] = {&str_update, &str_update_into};
+
+static int
+chained_traverse(ChainedCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->lane);
+    Py_VISIT(self->sw);
+    Py_VISIT(self->sw_in);
+    Py_VISIT(self->sw_out);
+    Py_VISIT(self->whole_blocks);
+    Py_VISIT(self->cbc_encrypt);
+    for (int i = 0; i < CHAIN_CALLS; i++)
+        Py_VISIT(self->calls[i]);
+    return 0;
+}
+
+static int
+chained_clear(ChainedCore *self)
+{
+    Py_CLEAR(self->lane);
+    Py_CLEAR(self->sw);
+    Py_CLEAR(self->sw_in);
+    Py_CLEAR(self->sw_out);
+    Py_CLEAR(self->whole_blocks);
+    Py_CLEAR(self->cbc_encrypt);
+    for (int i = 0; i < CHAIN_CALLS; i++)
+        Py_CLEAR(self->calls[i]);
+    self->lane_is_core = 0;
+    self->out_inline = 0;
+    return 0;
+}
+
+static void
+chained_dealloc(ChainedCore *self)
+{
+    PyObject_GC_UnTrack(self);
+    chained_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+chained_get_lane(ChainedCore *self, void *closure)
+{
+    return get_field(self->lane, "_lane");
+}
+
+static int
+chained_set_lane(ChainedCore *self, PyObject *value, void *closure)
+{
+    Py_XINCREF(value);
+    Py_XSETREF(self->lane, value);
+    self->lane_is_core = value != NULL && PyObject_TypeCheck(value, &LaneCoreType);
+    return 0;
+}
+
+static PyObject *
+chained_get_sw(ChainedCore *self, void *closure)
+{
+    return get_field(self->sw, "_sw");
+}
+
+static int
+chained_set_sw(ChainedCore *self, PyObject *value, void *closure)
+{
+    PyObject *calls[CHAIN_CALLS] = {NULL};
+    if (value != NULL && value != Py_None) {
+        for (int i = 0; i < CHAIN_CALLS; i++) {
+            /* A builtin method (OpenSSL's context): bound once. Anything else is looked up
+             * per op, as Python would. */
+            PyObject *found = PyObject_GetAttr(value, *chain_call_names[i]);
+            if (found != NULL && PyCFunction_Check(found))
+                calls[i] = found;
+            else if (found != NULL)
+                Py_DECREF(found);
+            else if (PyErr_ExceptionMatches(PyExc_AttributeError))
+                PyErr_Clear();
+            else {
+                for (int j = 0; j < i; j++)
+                    Py_XDECREF(calls[j]);
+                return -1;
+            }
+        }
+    }
+    Py_XINCREF(value);
+    Py_XSETREF(self->sw, value);
+    for (int i = 0; i < CHAIN_CALLS; i++)
+        Py_XSETREF(self->calls[i], calls[i]);
+    return 0;
+}
+
+/* An int field that may be unset (AttributeError when read, as an unset slot). */
+static PyObject *
+get_count(Py_ssize_t value, char has, const char *name)
+{
+    if (!has) {
+        PyErr_Format(PyExc_AttributeError, "%s", name);
+        return NULL;
+    }
+    return PyLong_FromSsize_t(value);
+}
+
+static int
+set_count(Py_ssize_t *field, char *has, PyObject *value, const char *name)
+{
+    if (value == NULL) {
+        if (!*has) {
+            PyErr_Format(PyExc_AttributeError, "%s", name);
+            return -1;
+        }
+        *has = 0;
+        return 0;
+    }
+    if (!PyLong_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int", name);
+        return -1;
+    }
+    Py_ssize_t v = PyLong_AsSsize_t(value);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    *field = v;
+    *has = 1;
+    return 0;
+}
+
+static PyObject *
+chained_get_block(ChainedCore *self, void *closure)
+{
+    return get_count(self->block, self->has_block, "_block");
+}
+
+static int
+chained_set_block(ChainedCore *self, PyObject *value, void *closure)
+{
+    return set_count(&self->block, &self->has_block, value, "_block");
+}
+
+static PyObject *
+chained_get_sw_total(ChainedCore *self, void *closure)
+{
+    return get_count(self->sw_total, self->has_sw_total, "_sw_total");
+}
+
+static int
+chained_set_sw_total(ChainedCore *self, PyObject *value, void *closure)
+{
+    return set_count(&self->sw_total, &self->has_sw_total, value, "_sw_total");
+}
+
+/* _sw_out as an object (borrowed), made from the inline tail if that stands for it; NULL when
+ * unset (no error) or with an error set (*failed = 1). */
+static PyObject *
+sw_out_object(ChainedCore *self, int *failed)
+{
+    if (self->out_inline) {
+        PyObject *tail = PyBytes_FromStringAndSize(self->out_tail, self->out_len);
+        if (tail == NULL) {
+            *failed = 1;
+            return NULL;
+        }
+        Py_XSETREF(self->sw_out, tail);
+        self->out_inline = 0;
+    }
+    return self->sw_out;
+}
+
+static PyObject *
+chained_get_sw_out(ChainedCore *self, void *closure)
+{
+    int failed = 0;
+    PyObject *out = sw_out_object(self, &failed);
+    return failed ? NULL : get_field(out, "_sw_out");
+}
+
+static int
+chained_set_sw_out(ChainedCore *self, PyObject *value, void *closure)
+{
+    if (value == NULL && self->sw_out == NULL && !self->out_inline) {
+        PyErr_SetString(PyExc_AttributeError, "_sw_out");
+        return -1;
+    }
+    Py_XINCREF(value);
+    Py_XSETREF(self->sw_out, value);
+    self->out_inline = 0;
+    return 0;
+}
+
+static PyGetSetDef chained_getset[] = {
+    {"_lane", (getter)chained_get_lane, (setter)chained_set_lane, NULL, NULL},
+    {"_sw", (getter)chained_get_sw, (setter)chained_set_sw, NULL, NULL},
+    {"_block", (getter)chained_get_block, (setter)chained_set_block, NULL, NULL},
+    {"_sw_total", (getter)chained_get_sw_total, (setter)chained_set_sw_total, NULL, NULL},
+    {"_sw_out", (getter)chained_get_sw_out, (setter)chained_set_sw_out,
+     "CBC encryption's output tail (bytes when update_into kept it)", NULL},
+    {NULL},
+};
+
+static PyMemberDef chained_members[] = {
+    {"_sw_in", T_OBJECT_EX, offsetof(ChainedCore, sw_in), 0, NULL},
+    {"_whole_blocks", T_OBJECT_EX, offsetof(ChainedCore, whole_blocks), 0, NULL},
+    {"_cbc_encrypt", T_OBJECT_EX, offsetof(ChainedCore, cbc_encrypt), 0, NULL},
+    {NULL},
+};
+
+static inline int
+truth(PyObject *value)
+{
+    if (value == Py_True)
+        return 1;
+    if (value == Py_False || value == Py_None)
+        return 0;
+    return PyObject_IsTrue(value);
+}
+
+/* The lane when the held-back path takes an op of n more bytes (*size: the op an engine would
+ * get), else NULL with no error, or NULL with an error set (*failed = 1). Borrowed. */
+static inline LaneCore *
+held_lane(ChainedCore *self, Py_ssize_t n, Py_ssize_t *size, int *failed)
+{
+    if (self->sw == NULL || self->sw == Py_None || !self->lane_is_core || !self->has_block
+        || !self->has_sw_total || self->block <= 0 || self->whole_blocks == NULL
+        || self->cbc_encrypt == NULL || self->sw_in == NULL
+        || (self->sw_out == NULL && !self->out_inline))
+        return NULL;
+    Py_ssize_t block = self->block;
+    Py_ssize_t rest = self->sw_total % block;
+    if (rest < 0) /* Python's %: the sign of the divisor */
+        rest += block;
+    if (n > PY_SSIZE_T_MAX - rest)
+        return NULL;
+    Py_ssize_t s = rest + n;
+    int whole = truth(self->whole_blocks);
+    if (whole < 0) {
+        *failed = 1;
+        return NULL;
+    }
+    if (whole)
+        s -= s % block;
+    LaneCore *core = (LaneCore *)self->lane;
+    if (!(s < core->hold_below || s > core->hold_above))
+        return NULL;
+    *size = s;
+    return core;
+}
+
+/* What the stream keeps of its input after `data` (n bytes): data itself when it is a tail's
+ * length or more, else the last TAIL bytes of the kept tail and data (new reference). */
+static PyObject *
+input_tail(ChainedCore *self, PyObject *data, Py_ssize_t n)
+{
+    if (n >= TAIL)
+        return Py_NewRef(data);
+    if (self->sw_in == NULL) { /* deleted during the op */
+        PyErr_SetString(PyExc_AttributeError, "_sw_in");
+        return NULL;
+    }
+    PyObject *kept = PyBytes_FromObject(self->sw_in); /* bytes(self._sw_in) */
+    if (kept == NULL)
+        return NULL;
+    Py_ssize_t had = PyBytes_GET_SIZE(kept);
+    Py_ssize_t total = had + n < TAIL ? had + n : TAIL;
+    Py_ssize_t from_kept = total - n;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, total);
+    if (out != NULL) {
+        char *to = PyBytes_AS_STRING(out);
+        memcpy(to, PyBytes_AS_STRING(kept) + had - from_kept, (size_t)from_kept);
+        memcpy(to + from_kept, PyBytes_AS_STRING(data), (size_t)n);
+    }
+    Py_DECREF(kept);
+    return out;
+}
+
+/* seq[-OUT_TAIL:] (new reference). */
+static PyObject *
+last_out(PyObject *seq)
+{
+    Py_ssize_t len = PyObject_Length(seq);
+    if (len < 0)
+        return NULL;
+    return PySequence_GetSlice(seq, len > OUT_TAIL ? len - OUT_TAIL : 0, len);
+}
+
+/* After the op: the bytes count, the input tail, and ~size recorded (size 0: nothing).
+ * `out_tail` (stolen, may be NULL) is the new _sw_out. 0, or -1 with an error set. */
+static int
+note_held(ChainedCore *self, LaneCore *core, PyObject *data, Py_ssize_t n, Py_ssize_t size,
+          PyObject *out_tail)
+{
+    self->sw_total += n;
+    PyObject *tail = input_tail(self, data, n);
+    if (tail == NULL) {
+        Py_XDECREF(out_tail);
+        return -1;
+    }
+    Py_XSETREF(self->sw_in, tail);
+    if (out_tail != NULL) {
+        Py_XSETREF(self->sw_out, out_tail);
+        self->out_inline = 0;
+    }
+    if (!size)
+        return 0;
+    PyObject *tally = core->tally;
+    if (tally == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "tally");
+        return -1;
+    }
+    /* lane.tally is the bound append of the SizeLog tally_q: push there, no call. */
+    PyObject *q = core->tally_q;
+    if (q != NULL && Py_IS_TYPE(q, &SizeLogType) && PyCFunction_Check(tally)
+        && PyCFunction_GET_SELF(tally) == q
+        && PyCFunction_GET_FUNCTION(tally) == (PyCFunction)sizelog_append) {
+        if (sizelog_push((SizeLog *)q, ~size) < 0)
+            return -1;
+        if (((SizeLog *)q)->len <= FOLD_AT)
+            return 0;
+    }
+    else {
+        PyObject *held = PyLong_FromSsize_t(~size);
+        if (held == NULL)
+            return -1;
+        Py_INCREF(tally);
+        PyObject *done = PyObject_CallOneArg(tally, held);
+        Py_DECREF(tally);
+        Py_DECREF(held);
+        if (done == NULL)
+            return -1;
+        Py_DECREF(done);
+    }
+    /* A long stream (or a record we cannot see into): the lane folds when due. */
+    PyObject *folded = PyObject_CallMethodNoArgs((PyObject *)core, str_fold_due);
+    if (folded == NULL)
+        return -1;
+    Py_DECREF(folded);
+    return 0;
+}
+
+/* sw.<call>(args...) on the kept context. */
+static inline PyObject *
+call_kept(ChainedCore *self, PyObject *sw, int call, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *bound = self->calls[call];
+    if (bound != NULL)
+        return call_leaf(bound, args, nargs);
+    PyObject *stack[4];
+    stack[1] = sw;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        stack[2 + i] = args[i];
+    return PyObject_VectorcallMethod(*chain_call_names[call], stack + 1,
+                                     (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
+/* The output tail update's result gives (new reference), NULL for none (*failed on error). */
+static PyObject *
+update_out_tail(ChainedCore *self, PyObject *out, int *failed)
+{
+    int some = PyObject_IsTrue(out);
+    int cbc = some > 0 ? truth(self->cbc_encrypt) : 0;
+    if (some < 0 || cbc < 0) {
+        *failed = 1;
+        return NULL;
+    }
+    if (!cbc)
+        return NULL;
+    Py_ssize_t len = PyObject_Length(out);
+    if (len < 0) {
+        *failed = 1;
+        return NULL;
+    }
+    if (len >= OUT_TAIL)
+        return Py_NewRef(out);
+    PyObject *had = sw_out_object(self, failed);
+    if (had == NULL) {
+        if (!*failed) { /* deleted during the op */
+            PyErr_SetString(PyExc_AttributeError, "_sw_out");
+            *failed = 1;
+        }
+        return NULL;
+    }
+    PyObject *joined = PyNumber_Add(had, out);
+    if (joined == NULL) {
+        *failed = 1;
+        return NULL;
+    }
+    PyObject *tail = last_out(joined);
+    Py_DECREF(joined);
+    if (tail == NULL)
+        *failed = 1;
+    return tail;
+}
+
+static PyObject *
+chained_update(ChainedCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL && PyBytes_CheckExact(args[0])) {
+        PyObject *data = args[0];
+        Py_ssize_t n = PyBytes_GET_SIZE(data), size = 0;
+        int failed = 0;
+        LaneCore *core = n ? held_lane(self, n, &size, &failed) : NULL;
+        if (failed)
+            return NULL;
+        if (core != NULL) {
+            PyObject *sw = Py_NewRef(self->sw);
+            Py_INCREF(core);
+            PyObject *out = call_kept(self, sw, UPDATE, args, 1);
+            if (out != NULL) {
+                PyObject *tail = update_out_tail(self, out, &failed);
+                if (failed || note_held(self, core, data, n, size, tail) < 0)
+                    Py_CLEAR(out);
+            }
+            Py_DECREF(core);
+            Py_DECREF(sw);
+            return out;
+        }
+    }
+    return slow(self, str_slow_update, args, nargs, kwnames);
+}
+
+static PyObject *
+chained_update_into(ChainedCore *self, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames)
+{
+    if (nargs == 2 && kwnames == NULL && PyBytes_CheckExact(args[0])
+        && PyByteArray_CheckExact(args[1])) {
+        PyObject *data = args[0], *buf = args[1];
+        Py_ssize_t n = PyBytes_GET_SIZE(data), size = 0;
+        int failed = 0;
+        LaneCore *core = held_lane(self, n, &size, &failed);
+        if (failed)
+            return NULL;
+        if (core != NULL && n <= PY_SSIZE_T_MAX - self->block
+            && PyByteArray_GET_SIZE(buf) >= n + self->block - 1) {
+            PyObject *sw = Py_NewRef(self->sw);
+            Py_INCREF(core);
+            PyObject *k = call_kept(self, sw, UPDATE_INTO, args, 2);
+            if (k != NULL) {
+                int some = PyObject_IsTrue(k);
+                int cbc = some > 0 ? truth(self->cbc_encrypt) : 0;
+                if (some < 0 || cbc < 0)
+                    failed = 1;
+                else if (cbc) {
+                    /* buf[max(0, k - 16) : k]: a copy (the caller owns buf), kept inline */
+                    Py_ssize_t end = PyLong_AsSsize_t(k);
+                    Py_ssize_t len = PyByteArray_GET_SIZE(buf);
+                    if (end == -1 && PyErr_Occurred())
+                        failed = 1;
+                    else {
+                        end = end < 0 ? 0 : end > len ? len : end;
+                        Py_ssize_t start = end > OUT_TAIL ? end - OUT_TAIL : 0;
+                        memcpy(self->out_tail, PyByteArray_AS_STRING(buf) + start,
+                               (size_t)(end - start));
+                        self->out_len = (unsigned char)(end - start);
+                        self->out_inline = 1;
+                        Py_CLEAR(self->sw_out);
+                    }
+                }
+                if (failed || note_held(self, core, data, n, size, NULL) < 0)
+                    Py_CLEAR(k);
+            }
+            Py_DECREF(core);
+            Py_DECREF(sw);
+            return k;
+        }
+    }
+    return slow(self, str_slow_update_into, args, nargs, kwnames);
+}
+
+static PyMethodDef chained_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))chained_update, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("update(data) -> the output for data (ECB and CBC hold a partial block back)")},
+    {"update_into", (PyCFunction)(void (*)(void))chained_update_into,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("update_into(data, buf) -> the length of the output written into buf")},
+    {NULL},
+};
+
+static PyTypeObject ChainedCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload._directpath.ChainedCore",
+    .tp_doc = PyDoc_STR("A Cipher context's held-back path (compiled)."),
+    .tp_basicsize = sizeof(ChainedCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)chained_dealloc,
+    .tp_traverse = (traverseproc)chained_traverse,
+    .tp_clear = (inquiry)chained_clear,
+    .tp_methods = chained_methods,
+    .tp_members = chained_members,
+    .tp_getset = chained_getset,
+};
+
 /* -- module ----------------------------------------------------------------------------- */
 
 static PyObject *
@@ -818,6 +1402,7 @@ PyMODINIT_FUNC
 PyInit__directpath(void)
 {
     INTERN(str_encrypt, "encrypt");
+    INTERN(str_fold_due, "fold_due");
     INTERN(str_decrypt, "decrypt");
     INTERN(str_encrypt_into, "encrypt_into");
     INTERN(str_decrypt_into, "decrypt_into");
@@ -825,8 +1410,12 @@ PyInit__directpath(void)
     INTERN(str_slow_decrypt, "_decrypt");
     INTERN(str_slow_encrypt_into, "_encrypt_into");
     INTERN(str_slow_decrypt_into, "_decrypt_into");
+    INTERN(str_update, "update");
+    INTERN(str_update_into, "update_into");
+    INTERN(str_slow_update, "_update_slow");
+    INTERN(str_slow_update_into, "_update_into_slow");
     if (PyType_Ready(&SizeLogType) < 0 || PyType_Ready(&LaneCoreType) < 0
-        || PyType_Ready(&AeadCoreType) < 0)
+        || PyType_Ready(&AeadCoreType) < 0 || PyType_Ready(&ChainedCoreType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
@@ -843,8 +1432,19 @@ PyInit__directpath(void)
         Py_DECREF(module);
         return NULL;
     }
+    Py_INCREF(&ChainedCoreType);
+    if (PyModule_AddObject(module, "ChainedCore", (PyObject *)&ChainedCoreType) < 0) {
+        Py_DECREF(&ChainedCoreType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(module, "TAIL", TAIL) < 0
+        || PyModule_AddIntConstant(module, "FOLD_AT", FOLD_AT) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
     /* What directpath.py expects (its API): a build left from older sources is not used. */
-    if (PyModule_AddIntConstant(module, "API", 2) < 0) {
+    if (PyModule_AddIntConstant(module, "API", 4) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -14,12 +14,14 @@ import operator
 import threading
 from typing import Any
 
+from cryptoffload.directpath import FOLD_AT as _FOLD_AT
 from cryptoffload.directpath import SizeLog
 
 Snapshot = dict[str, dict[str, dict[str, Any]]]
 
-#: Pending sizes a cell holds before the thread that adds one folds them into the totals.
-FOLD_AT = 4096
+#: Pending sizes a cell holds before the thread that adds one folds them into the totals
+#: (defined with the direct path, which checks it too).
+FOLD_AT = _FOLD_AT
 _NEGATIVE = (0).__gt__
 
 

@@ -1,5 +1,6 @@
-"""The AEAD direct path: the per-operation test that lets software's ops skip the Op, compiled
-where the build could, else the pure-Python twin below.
+"""The direct paths: the per-operation tests that let software's ops skip the Op (AEAD ops, and
+``Cipher`` contexts' held-back updates: see :class:`PureChainedCore`), compiled where the build
+could, else the pure-Python twins below.
 
 An AES-GCM or AES-CCM operation takes the direct path when all of these hold (else the
 primitive's ordinary method of the same name with a leading underscore runs, e.g. ``_encrypt``,
@@ -39,9 +40,13 @@ __all__ = [
     "COMPILED",
     "CURRENT",
     "DEFAULT_BOX",
+    "FOLD_AT",
+    "TAIL",
     "AeadCore",
+    "ChainedCore",
     "LaneCore",
     "PureAeadCore",
+    "PureChainedCore",
     "PureLaneCore",
     "PureSizeLog",
     "SizeLog",
@@ -59,7 +64,16 @@ _using = CURRENT.get  # bound once: no method lookup per op
 
 #: The compiled module's API this module expects (``_directpath.API``): bumped with each
 #: change of what the two share, so that a build left from older sources is not used.
-API = 2
+API = 4
+
+#: Pending sizes a counters' record holds before it is folded into the totals (the compiled
+#: twin has its own copy, ``_directpath.FOLD_AT``; a test checks that both agree).
+FOLD_AT = 4096
+
+#: Input bytes a held-back ``Cipher`` stream keeps: a block before a partial block (CBC
+#: decryption's chaining value) and the partial block itself. The compiled twin has its own
+#: copy (``_directpath.TAIL``); a test checks that both agree.
+TAIL = 31
 
 
 class PureSizeLog(deque):
@@ -91,7 +105,18 @@ def pure_note_using() -> None:
 class PureLaneCore:
     """The fields of a ``Lane`` that the direct path reads on every operation."""
 
-    __slots__ = ("direct", "direct_above", "direct_below", "direct_q", "direct_room", "provider")
+    __slots__ = (
+        "direct",
+        "direct_above",
+        "direct_below",
+        "direct_q",
+        "direct_room",
+        "hold_above",
+        "hold_below",
+        "provider",
+        "tally",
+        "tally_q",
+    )
 
 
 class PureAeadCore:
@@ -196,6 +221,82 @@ class PureAeadCore:
         return self._decrypt_into(nonce, data, associated_data, buf)
 
 
+class PureChainedCore:
+    """A ``Cipher`` context's held-back path (``_ChainedContext``): an update the policy keeps
+    from every engine runs on the kept OpenSSL context without the Op.
+
+    ``update(data)`` takes it when the kept context ``_sw`` is set (not None), ``data`` is
+    ``bytes``, the op an engine would get (``_sw_total % _block + len(data)``, whole blocks
+    when ``_whole_blocks``) is held back (``size < lane.hold_below or size > lane.hold_above``)
+    and ``data`` is not empty; ``update_into(data, buf)`` when ``buf`` is also a ``bytearray``
+    with room for OpenSSL's rule (``len(data) + _block - 1``), empty data included. Then it
+    keeps the input tail (``_sw_in``, :data:`TAIL` bytes), CBC encryption's output tail
+    (``_sw_out``, 16 bytes, when ``_cbc_encrypt``), adds to ``_sw_total`` and records
+    ``lane.tally(~size)`` (a size of 0 is not recorded). Anything else goes to
+    ``_update_slow(data)`` / ``_update_into_slow(data, buf)``; an error from OpenSSL goes on
+    with nothing recorded. (The compiled twin keeps ``update_into``'s output tail inside until
+    ``_sw_out`` is read, then gives it as ``bytes`` where this twin keeps a ``bytearray`` copy:
+    the same bytes, which is all ``_leave_held`` reads.)
+    """
+
+    __slots__ = (
+        "_block",
+        "_cbc_encrypt",
+        "_lane",
+        "_sw",
+        "_sw_in",
+        "_sw_out",
+        "_sw_total",
+        "_whole_blocks",
+    )
+
+    def update(self, data: bytes) -> bytes:
+        """The output for ``data`` (ECB and CBC hold a partial block back)."""
+        sw = self._sw
+        if sw is not None and data.__class__ is bytes:
+            n = len(data)
+            block = self._block
+            size = self._sw_total % block + n
+            if self._whole_blocks:
+                size -= size % block
+            lane = self._lane
+            if (size < lane.hold_below or size > lane.hold_above) and n:
+                out = sw.update(data)
+                self._sw_total += n
+                self._sw_in = data if n >= TAIL else (bytes(self._sw_in) + data)[-TAIL:]
+                if out and self._cbc_encrypt:
+                    self._sw_out = out if len(out) >= 16 else (self._sw_out + out)[-16:]
+                if size:
+                    lane.tally(~size)
+                    if len(lane.tally_q) > FOLD_AT:  # a long stream: keep the record short
+                        lane.fold_due()
+                return out
+        return self._update_slow(data)  # type: ignore[attr-defined]
+
+    def update_into(self, data: bytes, buf: Any) -> int:
+        """Write the output for ``data`` into ``buf``; return its length."""
+        sw = self._sw
+        if sw is not None and data.__class__ is bytes and buf.__class__ is bytearray:
+            n = len(data)
+            block = self._block
+            size = self._sw_total % block + n
+            if self._whole_blocks:
+                size -= size % block
+            lane = self._lane
+            if (size < lane.hold_below or size > lane.hold_above) and len(buf) >= n + block - 1:
+                k = sw.update_into(data, buf)
+                self._sw_total += n
+                self._sw_in = data if n >= TAIL else (bytes(self._sw_in) + data)[-TAIL:]
+                if k and self._cbc_encrypt:
+                    self._sw_out = buf[max(0, k - 16) : k]  # a copy: the caller owns buf
+                if size:
+                    lane.tally(~size)
+                    if len(lane.tally_q) > FOLD_AT:  # a long stream: keep the record short
+                        lane.fold_due()
+                return k
+        return self._update_into_slow(data, buf)  # type: ignore[attr-defined]
+
+
 def compiled_module() -> Any:
     """The compiled module, configured, or None (not built here, or not wanted)."""
     if os.environ.get("CRYPTOFFLOAD_PURE_PYTHON", "") not in ("", "0"):
@@ -223,4 +324,5 @@ COMPILED = _module is not None
 SizeLog: Any = _module.SizeLog if _module is not None else PureSizeLog
 LaneCore: Any = _module.LaneCore if _module is not None else PureLaneCore
 AeadCore: Any = _module.AeadCore if _module is not None else PureAeadCore
+ChainedCore: Any = _module.ChainedCore if _module is not None else PureChainedCore
 note_using: Any = _module.note_using if _module is not None else pure_note_using

@@ -165,15 +165,12 @@ class Lane(LaneCore):
         "adaptive",
         "aead_streams",
         "alg",
-        "hold_above",
-        "hold_below",
         "keep_above",
         "keep_below",
         "native",
         "required",
         "routes",
         "software_only",
-        "tally",
     )
 
     def __init__(self, provider: Provider, alg: str) -> None:
@@ -210,7 +207,8 @@ class Lane(LaneCore):
         #: passes through :meth:`in_force` on every operation, which keeps the record short.
         #: ``tally(~n)`` records an op of n bytes that the policy kept from every engine (see
         #: :meth:`holds_back`): the engines' declines are counted when the cell folds.
-        self.tally = self._pending.append
+        self.tally_q = self._pending  # the compiled Cipher path appends here itself
+        self.tally = self.tally_q.append
         #: The direct path's record: a software-only lane's plain sizes; otherwise the sizes
         #: held back from every engine, whose declines are counted when the cell folds.
         self.direct_q = self._pending if self.software_only else self._cell.held

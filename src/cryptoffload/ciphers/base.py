@@ -20,6 +20,7 @@ from cryptoffload import modes, validate
 from cryptoffload.blocks import ivs
 from cryptoffload.ciphers._gcm import gcm_context
 from cryptoffload.ciphers._software import SoftwareStream, software_context
+from cryptoffload.directpath import TAIL, ChainedCore
 from cryptoffload.dmabuffer import as_plain, claimed, involved, lease_of
 from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
 from cryptoffload.ops import CipherOp
@@ -52,8 +53,8 @@ _IV_MODES = frozenset({"cbc", "ctr", "cfb", "cfb8", "ofb"})
 #: context (the chaining value is recovered from the stream's tail when an engine takes over).
 _HOLDABLE = frozenset({"ecb", "cbc", "ctr"})
 #: Input bytes a held-back stream keeps: a block before a partial block (CBC decryption's
-#: chaining value) and the partial block itself.
-_TAIL = 31
+#: chaining value) and the partial block itself (the compiled ChainedCore has its own copy).
+_TAIL = TAIL
 _NO_RESET = "This algorithm or mode does not support resetting the nonce."
 
 
@@ -217,7 +218,7 @@ def _as_buffer(data: Any) -> Any:
     return memoryview(data).cast("B")
 
 
-class _ChainedContext:
+class _ChainedContext(ChainedCore):
     """An engine claims this algorithm: every ``update`` is one op, chained by the IV it carries.
 
     The context keeps the chaining value at the start of the current block and, for the stream
@@ -228,27 +229,20 @@ class _ChainedContext:
     each update as a data unit of its own under the same tweak, as OpenSSL does.
     """
 
+    # _block, _cbc_encrypt, _lane, _sw, _sw_in, _sw_out, _sw_total, _whole_blocks: ChainedCore's.
     __slots__ = (
         "_alg",
         "_algorithm",
-        "_block",
-        "_cbc_encrypt",
         "_chain",
         "_done",
         "_encrypt",
         "_held",
         "_key",
         "_kind",
-        "_lane",
         "_mode",
         "_slack",
         "_spent",
-        "_sw",
         "_sw_base",
-        "_sw_in",
-        "_sw_out",
-        "_sw_total",
-        "_whole_blocks",
     )
 
     def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
@@ -287,49 +281,16 @@ class _ChainedContext:
         #: (see _run_held); None while the chaining value and held bytes are ours.
         self._sw: Any = None
 
-    def update(self, data: bytes) -> bytes:
-        sw = self._sw
-        if sw is not None and data.__class__ is bytes:
-            # Ops held back from every engine, on the kept OpenSSL context: _run_held, inline.
-            n = len(data)
-            block = self._block
-            size = self._sw_total % block + n
-            if self._whole_blocks:
-                size -= size % block
-            lane = self._lane
-            if (size < lane.hold_below or size > lane.hold_above) and n:
-                out = sw.update(data)
-                self._sw_total += n
-                self._sw_in = data if n >= _TAIL else (bytes(self._sw_in) + data)[-_TAIL:]
-                if out and self._cbc_encrypt:
-                    self._sw_out = out if len(out) >= 16 else (self._sw_out + out)[-16:]
-                if size:
-                    lane.tally(~size)
-                return out
+    def _update_slow(self, data: Any) -> bytes:
+        """``update`` past the held-back path (ChainedCore's, see cryptoffload.directpath)."""
         if data.__class__ is not bytes and lease_of(data) is not None:
             data = as_plain(data)  # a DmaBuffer: in use by this op, read in place
             with claimed(data):
                 return self._update(data, None)
         return self._update(_as_buffer(data), None)
 
-    def update_into(self, data: bytes, buf: Any) -> int:
-        sw = self._sw
-        if sw is not None and data.__class__ is bytes and buf.__class__ is bytearray:
-            n = len(data)
-            block = self._block
-            size = self._sw_total % block + n
-            if self._whole_blocks:
-                size -= size % block
-            lane = self._lane
-            if (size < lane.hold_below or size > lane.hold_above) and len(buf) >= n + block - 1:
-                k = sw.update_into(data, buf)
-                self._sw_total += n
-                self._sw_in = data if n >= _TAIL else (bytes(self._sw_in) + data)[-_TAIL:]
-                if k and self._cbc_encrypt:
-                    self._sw_out = buf[max(0, k - 16) : k]  # a copy: the caller owns buf
-                if size:
-                    lane.tally(~size)
-                return k
+    def _update_into_slow(self, data: Any, buf: Any) -> int:
+        """``update_into`` past the held-back path (ChainedCore's)."""
         if (data.__class__ is not bytes or buf.__class__ is not bytearray) and involved(data, buf):
             data, buf = as_plain(data), as_plain(buf)  # DmaBuffers: in use by this op
             with claimed(data, buf):
@@ -461,7 +422,7 @@ class _ChainedContext:
         if out:
             self._sw_out = out if len(out) >= 16 else (bytes(self._sw_out) + out)[-16:]
         if size:
-            self._lane.tally(~size)
+            self._lane.count(~size)  # folds when due: a long stream's record stays short
         return result
 
     def _enter_held(self) -> Any:
