@@ -348,6 +348,10 @@ def test_the_size_log_records_in_order_and_drains_exactly_what_it_holds(twin):
     edges = [20, 21, 0, sys.maxsize + 1]  # sys.maxsize + 1: "never", every size below it
     assert log.drain_below(edges) == (5, 5080, [1, 3, 0, 5])
     assert log.drain_below([1]) == (0, 0, [0])
+    for n in (10, ~20, 30, ~5000, ~0):  # plain sizes, and held-back ones marked ~size
+        log.append(n)
+    assert log.drain_marked([20, 21, sys.maxsize + 1]) == (5, 5060, 3, [1, 2, 3])
+    assert log.drain_marked([]) == (0, 0, 0, [])
 
 
 @pytest.mark.parametrize("twin", TWINS)

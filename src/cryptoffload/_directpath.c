@@ -173,6 +173,60 @@ done:
     return out;
 }
 
+/* drain_marked(edges): for a record of plain sizes and held-back ones marked ~size: (how many,
+ * the sum of their sizes, how many were marked, [how many marked sizes are below each edge]),
+ * and an empty record. */
+static PyObject *
+sizelog_drain_marked(SizeLog *self, PyObject *edges)
+{
+    PyObject *seq = PySequence_Fast(edges, "edges must be a sequence of ints");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t *bound = PyMem_New(Py_ssize_t, k ? k : 1);
+    Py_ssize_t *count = PyMem_New(Py_ssize_t, k ? k : 1);
+    PyObject *out = NULL, *counts = NULL;
+    if (bound == NULL || count == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < k; j++) {
+        if (set_size(&bound[j], PySequence_Fast_GET_ITEM(seq, j), "an edge") < 0)
+            goto done;
+        count[j] = 0;
+    }
+    long long total = 0;
+    Py_ssize_t marked = 0;
+    for (Py_ssize_t i = 0; i < self->len; i++) {
+        Py_ssize_t n = self->items[i];
+        if (n < 0) {
+            n = ~n;
+            marked++;
+            for (Py_ssize_t j = 0; j < k; j++)
+                count[j] += n < bound[j];
+        }
+        total += n;
+    }
+    counts = PyList_New(k);
+    if (counts == NULL)
+        goto done;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *c = PyLong_FromSsize_t(count[j]);
+        if (c == NULL)
+            goto done;
+        PyList_SET_ITEM(counts, j, c);
+    }
+    out = Py_BuildValue("(nLnO)", self->len, total, marked, counts);
+    if (out != NULL)
+        sizelog_emptied(self);
+done:
+    Py_XDECREF(counts);
+    PyMem_Free(bound);
+    PyMem_Free(count);
+    Py_DECREF(seq);
+    return out;
+}
+
 static Py_ssize_t
 sizelog_length(SizeLog *self)
 {
@@ -191,6 +245,9 @@ static PyMethodDef sizelog_methods[] = {
      PyDoc_STR("The sizes recorded, in order, and an empty record.")},
     {"drain_total", (PyCFunction)sizelog_drain_total, METH_NOARGS,
      PyDoc_STR("(how many, their sum), and an empty record.")},
+    {"drain_marked", (PyCFunction)sizelog_drain_marked, METH_O,
+     PyDoc_STR("drain_marked(edges): (how many, their sizes' sum, how many were marked ~size, "
+               "[how many marked sizes are below each edge]), and an empty record.")},
     {"drain_below", (PyCFunction)sizelog_drain_below, METH_O,
      PyDoc_STR("drain_below(edges): (how many, their sum, [how many are below each edge]), "
                "and an empty record.")},
@@ -1444,7 +1501,7 @@ PyInit__directpath(void)
         return NULL;
     }
     /* What directpath.py expects (its API): a build left from older sources is not used. */
-    if (PyModule_AddIntConstant(module, "API", 4) < 0) {
+    if (PyModule_AddIntConstant(module, "API", 5) < 0) {
         Py_DECREF(module);
         return NULL;
     }

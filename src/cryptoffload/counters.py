@@ -39,6 +39,7 @@ class Cell:
         "mismatches",
         "on_held",
         "on_held_log",
+        "on_marked_log",
         "ops",
         "pending",
         "zeroed",
@@ -60,6 +61,9 @@ class Cell:
         self.on_held: Any = None
         #: As ``on_held``, for :attr:`held` itself: drains it and returns (ops, bytes).
         self.on_held_log: Any = None
+        #: As ``on_held``, for :attr:`pending` itself (plain sizes and ``~size`` marks): drains
+        #: it and returns (ops, bytes).
+        self.on_marked_log: Any = None
         #: Sizes of ops the policy kept from every engine, which the primitive ran in software
         #: directly (a software cell whose algorithm engines claim): folded as ``~size`` entries
         #: of ``pending`` are, through ``on_held``.
@@ -117,6 +121,11 @@ class Cell:
                 return
             if self.on_held is None:
                 n, total = pending.drain_total()
+                self.bytes += total
+                self.ops += n
+                return
+            if self.on_marked_log is not None:  # the lane drains it, counting the declines
+                n, total = self.on_marked_log(pending)
                 self.bytes += total
                 self.ops += n
                 return

@@ -64,7 +64,7 @@ _using = CURRENT.get  # bound once: no method lookup per op
 
 #: The compiled module's API this module expects (``_directpath.API``): bumped with each
 #: change of what the two share, so that a build left from older sources is not used.
-API = 4
+API = 5
 
 #: Pending sizes a counters' record holds before it is folded into the totals (the compiled
 #: twin has its own copy, ``_directpath.FOLD_AT``; a test checks that both agree).
@@ -90,6 +90,15 @@ class PureSizeLog(deque):
         """(how many, their sum), and an empty record."""
         sizes = self.drain()
         return len(sizes), sum(sizes)
+
+    def drain_marked(self, edges: list[int]) -> tuple[int, int, int, list[int]]:
+        """For a record of plain sizes and held-back ones marked ``~size``: (how many, the sum
+        of their sizes, how many were marked, [how many marked sizes are below each edge]),
+        and an empty record."""
+        sizes = self.drain()
+        held = [~n for n in sizes if n < 0]
+        total = sum(n for n in sizes if n >= 0) + sum(held)
+        return len(sizes), total, len(held), [sum(map(edge.__gt__, held)) for edge in edges]
 
     def drain_below(self, edges: list[int]) -> tuple[int, int, list[int]]:
         """(how many, their sum, [how many are below each edge]), and an empty record."""

@@ -233,6 +233,7 @@ class Lane(LaneCore):
         if routes:
             self._cell.on_held = self._count_held
             self._cell.on_held_log = self._count_held_log
+            self._cell.on_marked_log = self._count_marked_log
 
     def __repr__(self) -> str:
         return f"<Lane {self.alg} engines={[r.name for r in self.routes]}>"
@@ -300,16 +301,33 @@ class Lane(LaneCore):
         """:meth:`_count_held` for the direct path's record (a SizeLog), which it drains:
         each route's two counts come from one pass over the sizes (``drain_below``), with no
         int object made per size. Returns (ops, bytes) for the software cell."""
-        edges: list[int] = []
-        for route in self.routes:
-            edges.append(route.low)
-            edges.append(route.high + 1 if route.high is not None else _NEVER)
-        n, total, below = log.drain_below(edges)
+        n, total, below = log.drain_below(self._held_edges())
         at = {id(route): i for i, route in enumerate(self.routes)}
         self._declined_held(
             n, lambda route: (below[2 * at[id(route)]], n - below[2 * at[id(route)] + 1])
         )
         return n, total
+
+    def _count_marked_log(self, log: Any) -> tuple[int, int]:
+        """:meth:`_count_held` for the software cell's own record, where held-back ops are
+        marked ``~size`` among plain ones (``tally``): one pass, no int object per size.
+        Returns (ops, bytes) for the software cell."""
+        n, total, held, below = log.drain_marked(self._held_edges())
+        if held:
+            at = {id(route): i for i, route in enumerate(self.routes)}
+            self._declined_held(
+                held,
+                lambda route: (below[2 * at[id(route)]], held - below[2 * at[id(route)] + 1]),
+            )
+        return n, total
+
+    def _held_edges(self) -> list[int]:
+        """Per route, its window's edges: the sizes below ``low``, and up to ``high`` + 1."""
+        edges: list[int] = []
+        for route in self.routes:
+            edges.append(route.low)
+            edges.append(route.high + 1 if route.high is not None else _NEVER)
+        return edges
 
     def _declined_held(self, n: int, outside: Callable[[_Route], tuple[int, int]]) -> None:
         """Add the declines of ``n`` held-back ops to each route's cell: ``outside(route)``
