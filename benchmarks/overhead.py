@@ -38,23 +38,16 @@ from cryptoffload.engines.software import SoftwareEngine
 
 
 class OpenSSLEngine(SoftwareEngine):
-    """An engine that claims AES-128-GCM and does it in OpenSSL: the engine path, costed."""
+    """An engine that claims one algorithm (AES-128-GCM unless told) and does it in OpenSSL:
+    the engine path, costed."""
 
-    name = "openssl-as-engine"
-
-    def probe(self):
-        caps = super().probe()
-        return type(caps)(True, "", frozenset({"aes-128-gcm"}))
-
-
-class OpenSSLCbcEngine(SoftwareEngine):
-    """An engine that claims AES-128-CBC and does it in OpenSSL (the held-back Cipher cases)."""
-
-    name = "openssl-as-cbc-engine"
+    def __init__(self, alg: str = "aes-128-gcm", name: str = "openssl-as-engine") -> None:
+        super().__init__()
+        self.alg, self.name = alg, name
 
     def probe(self):
         caps = super().probe()
-        return type(caps)(True, "", frozenset({"aes-128-cbc"}))
+        return type(caps)(True, "", frozenset({self.alg}))
 
 
 def per_op_seconds(fn: Callable[[], object], seconds: float) -> float:
@@ -224,7 +217,7 @@ def cbc_stream_cases(args) -> list[dict]:
     """A ``Cipher`` AES-128-CBC encryption stream that an engine claims and the policy holds
     back from it at every size: ``update_into`` of 64 B and 1 KiB, again and again on one
     stream (``cryptography``'s context beside it), each its engine's decline."""
-    engine = OpenSSLCbcEngine()
+    engine = OpenSSLEngine("aes-128-cbc", "openssl-as-cbc-engine")
     policy = cryptoffload.Policy(min_size={"aes-128-cbc": 2 << 20})
     provider = cryptoffload.Provider([engine], policy)
     key, iv = bytes(range(16)), bytes(range(16, 32))

@@ -40,52 +40,32 @@ import sys
 side, path, kind = sys.argv[1:4]
 size, ops = int(sys.argv[4]), int(sys.argv[5])
 key, nonce, data = bytes(range(16)), bytes(12), bytes(size)
-if kind == "cbc-update_into":
-    iv = bytes(range(16, 32))
-    if side == "direct":
-        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-        ctx = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+cbc = kind == "cbc-update_into"
+if side == "direct":
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    provider = {}
+else:
+    sys.path.insert(0, sys.argv[6])  # benchmarks/: overhead.py's engine
+    import cryptoffload
+    from cryptoffload.aead import AESGCM
+    from cryptoffload.ciphers import Cipher, algorithms, modes
+    from overhead import OpenSSLEngine
+
+    alg = "aes-128-cbc" if cbc else "aes-128-gcm"
+    if path == "held":
+        policy = cryptoffload.Policy(min_size={alg: 2 << 20})
+        provider = {"provider": cryptoffload.Provider([OpenSSLEngine(alg)], policy)}
     else:
-        import cryptoffload
-        from cryptoffload.ciphers import Cipher, algorithms, modes
-        from cryptoffload.engines.software import SoftwareEngine
-
-        class OpenSSLEngine(SoftwareEngine):
-            name = "openssl-as-engine"
-
-            def probe(self):
-                caps = super().probe()
-                return type(caps)(True, "", frozenset({"aes-128-cbc"}))
-
-        policy = cryptoffload.Policy(min_size={"aes-128-cbc": 2 << 20})
-        provider = cryptoffload.Provider([OpenSSLEngine()], policy)
-        ctx = Cipher(algorithms.AES(key), modes.CBC(iv), provider=provider).encryptor()
+        provider = {"provider": cryptoffload.Provider([])}
+if cbc:
+    ctx = Cipher(algorithms.AES(key), modes.CBC(bytes(range(16, 32))), **provider).encryptor()
     buf = bytearray(size + 15)
     call = ctx.update_into
     for _ in range(ops):
         call(data, buf)
     raise SystemExit(0)
-if side == "direct":
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-    gcm = AESGCM(key)
-else:
-    import cryptoffload
-    from cryptoffload.aead import AESGCM
-    from cryptoffload.engines.software import SoftwareEngine
-
-    class OpenSSLEngine(SoftwareEngine):
-        name = "openssl-as-engine"
-
-        def probe(self):
-            caps = super().probe()
-            return type(caps)(True, "", frozenset({"aes-128-gcm"}))
-
-    if path == "held":
-        policy = cryptoffload.Policy(min_size={"aes-128-gcm": 2 << 20})
-        provider = cryptoffload.Provider([OpenSSLEngine()], policy)
-    else:
-        provider = cryptoffload.Provider([])
-    gcm = AESGCM(key, provider=provider)
+gcm = AESGCM(key, **provider)
 if kind == "decrypt":
     data = gcm.encrypt(nonce, data, None)
 call = gcm.encrypt if kind == "encrypt" else gcm.decrypt
@@ -110,6 +90,7 @@ def instructions(side: str, path: str, kind: str, size: int, ops: int, workdir: 
             kind,
             str(size),
             str(ops),
+            os.path.dirname(os.path.abspath(__file__)),
         ],
         capture_output=True,
         text=True,

@@ -604,19 +604,12 @@ def test_a_long_held_back_stream_asks_its_lane_to_fold(twin):
 
 def test_a_long_held_back_cipher_stream_keeps_the_counts_record_short():
     """End to end: an engine claims AES-128-CBC, the policy keeps every size from it."""
-    import cryptoffload
+    from doubles import TakeAllEngine
+
     from cryptoffload.ciphers import Cipher, algorithms, modes
-    from cryptoffload.engines.software import SoftwareEngine
-
-    class Claimer(SoftwareEngine):
-        name = "claimer"
-
-        def probe(self):
-            caps = super().probe()
-            return type(caps)(True, "", frozenset({"aes-128-cbc"}))
 
     policy = cryptoffload.Policy(min_size={"aes-128-cbc": 1 << 30})
-    provider = cryptoffload.Provider([Claimer()], policy)
+    provider = cryptoffload.Provider([TakeAllEngine("claimer", {"aes-128-cbc"})], policy)
     ctx = Cipher(algorithms.AES(bytes(16)), modes.CBC(bytes(16)), provider=provider).encryptor()
     buf = bytearray(16 + 15)
     for _ in range(3 * directpath.FOLD_AT):

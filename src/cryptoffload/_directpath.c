@@ -118,66 +118,13 @@ sizelog_drain_total(SizeLog *self, PyObject *unused)
     return out;
 }
 
-/* drain_below(edges): (how many, their sum, [how many are below each edge]), and an empty
- * record. Edges beyond the sizes an object can have count as the largest. */
+/* One pass over the record for a fold, which it empties: the sum of its sizes and, per edge,
+ * how many counted sizes are below it (a new list), or NULL with an error set. Every size is
+ * counted; with `marked_only`, only the held-back ones marked ~size (read as size), *marked
+ * telling how many there were. */
 static PyObject *
-sizelog_drain_below(SizeLog *self, PyObject *edges)
-{
-    PyObject *seq = PySequence_Fast(edges, "edges must be a sequence of ints");
-    if (seq == NULL)
-        return NULL;
-    Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
-    Py_ssize_t small[16];
-    Py_ssize_t *bound = k <= 16 ? small : PyMem_New(Py_ssize_t, k);
-    Py_ssize_t *count = NULL;
-    PyObject *out = NULL, *counts = NULL;
-    if (bound == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t j = 0; j < k; j++) {
-        if (set_size(&bound[j], PySequence_Fast_GET_ITEM(seq, j), "an edge") < 0)
-            goto done;
-    }
-    count = PyMem_New(Py_ssize_t, k ? k : 1);
-    if (count == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    memset(count, 0, sizeof(Py_ssize_t) * (size_t)(k ? k : 1));
-    long long total = 0;
-    for (Py_ssize_t i = 0; i < self->len; i++) {
-        Py_ssize_t n = self->items[i];
-        total += n;
-        for (Py_ssize_t j = 0; j < k; j++)
-            count[j] += n < bound[j];
-    }
-    counts = PyList_New(k);
-    if (counts == NULL)
-        goto done;
-    for (Py_ssize_t j = 0; j < k; j++) {
-        PyObject *c = PyLong_FromSsize_t(count[j]);
-        if (c == NULL)
-            goto done;
-        PyList_SET_ITEM(counts, j, c);
-    }
-    out = Py_BuildValue("(nLO)", self->len, total, counts);
-    if (out != NULL)
-        sizelog_emptied(self);
-done:
-    Py_XDECREF(counts);
-    if (bound != small)
-        PyMem_Free(bound);
-    PyMem_Free(count);
-    Py_DECREF(seq);
-    return out;
-}
-
-/* drain_marked(edges): for a record of plain sizes and held-back ones marked ~size: (how many,
- * the sum of their sizes, how many were marked, [how many marked sizes are below each edge]),
- * and an empty record. */
-static PyObject *
-sizelog_drain_marked(SizeLog *self, PyObject *edges)
+drain_counting(SizeLog *self, PyObject *edges, int marked_only, long long *total,
+               Py_ssize_t *marked)
 {
     PyObject *seq = PySequence_Fast(edges, "edges must be a sequence of ints");
     if (seq == NULL)
@@ -185,7 +132,7 @@ sizelog_drain_marked(SizeLog *self, PyObject *edges)
     Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
     Py_ssize_t *bound = PyMem_New(Py_ssize_t, k ? k : 1);
     Py_ssize_t *count = PyMem_New(Py_ssize_t, k ? k : 1);
-    PyObject *out = NULL, *counts = NULL;
+    PyObject *counts = NULL;
     if (bound == NULL || count == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -195,35 +142,70 @@ sizelog_drain_marked(SizeLog *self, PyObject *edges)
             goto done;
         count[j] = 0;
     }
-    long long total = 0;
-    Py_ssize_t marked = 0;
+    *total = 0;
+    *marked = 0;
     for (Py_ssize_t i = 0; i < self->len; i++) {
         Py_ssize_t n = self->items[i];
-        if (n < 0) {
-            n = ~n;
-            marked++;
-            for (Py_ssize_t j = 0; j < k; j++)
-                count[j] += n < bound[j];
+        if (marked_only && n >= 0) {
+            *total += n;
+            continue;
         }
-        total += n;
+        if (marked_only) {
+            n = ~n;
+            ++*marked;
+        }
+        *total += n;
+        for (Py_ssize_t j = 0; j < k; j++)
+            count[j] += n < bound[j];
     }
     counts = PyList_New(k);
     if (counts == NULL)
         goto done;
     for (Py_ssize_t j = 0; j < k; j++) {
         PyObject *c = PyLong_FromSsize_t(count[j]);
-        if (c == NULL)
+        if (c == NULL) {
+            Py_CLEAR(counts);
             goto done;
+        }
         PyList_SET_ITEM(counts, j, c);
     }
-    out = Py_BuildValue("(nLnO)", self->len, total, marked, counts);
-    if (out != NULL)
-        sizelog_emptied(self);
 done:
-    Py_XDECREF(counts);
     PyMem_Free(bound);
     PyMem_Free(count);
     Py_DECREF(seq);
+    return counts;
+}
+
+/* drain_below(edges): (how many, their sum, [how many are below each edge]), and an empty
+ * record. Edges beyond the sizes an object can have count as the largest. */
+static PyObject *
+sizelog_drain_below(SizeLog *self, PyObject *edges)
+{
+    long long total;
+    Py_ssize_t marked, n = self->len;
+    PyObject *counts = drain_counting(self, edges, 0, &total, &marked);
+    if (counts == NULL)
+        return NULL;
+    PyObject *out = Py_BuildValue("(nLN)", n, total, counts);
+    if (out != NULL)
+        sizelog_emptied(self);
+    return out;
+}
+
+/* drain_marked(edges): for a record of plain sizes and held-back ones marked ~size: (how many,
+ * the sum of their sizes, how many were marked, [how many marked sizes are below each edge]),
+ * and an empty record. */
+static PyObject *
+sizelog_drain_marked(SizeLog *self, PyObject *edges)
+{
+    long long total;
+    Py_ssize_t marked, n = self->len;
+    PyObject *counts = drain_counting(self, edges, 1, &total, &marked);
+    if (counts == NULL)
+        return NULL;
+    PyObject *out = Py_BuildValue("(nLnN)", n, total, marked, counts);
+    if (out != NULL)
+        sizelog_emptied(self);
     return out;
 }
 
@@ -458,7 +440,7 @@ typedef struct {
     PyObject *calls[CALLS];
 } AeadCore;
 
-static PyObject **call_names[CALLS] = {&str_encrypt, &str_decrypt, &str_encrypt_into,
+static PyObject **const call_names[CALLS] = {&str_encrypt, &str_decrypt, &str_encrypt_into,
                                        &str_decrypt_into};
 
 static int
@@ -510,12 +492,44 @@ aead_get_lane(AeadCore *self, void *closure)
     return get_field(self->lane, "_lane");
 }
 
+/* A core's _lane := value (NULL: deleted); returns whether it is a LaneCore, the one kind of
+ * lane the compiled paths read. */
+static int
+set_lane(PyObject **field, PyObject *value)
+{
+    Py_XINCREF(value);
+    Py_XSETREF(*field, value);
+    return value != NULL && PyObject_TypeCheck(value, &LaneCoreType);
+}
+
+/* The builtin methods `names` of sw, bound once into calls[] (new references; NULL where sw's
+ * is none, or not a builtin: looked up per op, as Python would). -1 with an error set, calls[]
+ * then left all NULL. */
+static int
+bind_builtins(PyObject *sw, PyObject **const names[], int n, PyObject *calls[])
+{
+    for (int i = 0; i < n; i++) {
+        calls[i] = NULL;
+        PyObject *found = PyObject_GetAttr(sw, *names[i]);
+        if (found != NULL && PyCFunction_Check(found))
+            calls[i] = found;
+        else if (found != NULL)
+            Py_DECREF(found);
+        else if (PyErr_ExceptionMatches(PyExc_AttributeError))
+            PyErr_Clear();
+        else {
+            for (int j = 0; j < i; j++)
+                Py_CLEAR(calls[j]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int
 aead_set_lane(AeadCore *self, PyObject *value, void *closure)
 {
-    Py_XINCREF(value);
-    Py_XSETREF(self->lane, value);
-    self->lane_is_core = value != NULL && PyObject_TypeCheck(value, &LaneCoreType);
+    self->lane_is_core = set_lane(&self->lane, value);
     return 0;
 }
 
@@ -528,25 +542,11 @@ aead_get_sw(AeadCore *self, void *closure)
 static int
 aead_set_sw(AeadCore *self, PyObject *value, void *closure)
 {
+    /* OpenSSL's object: calling its methods bound costs no more than the calls they replace. */
     PyObject *calls[CALLS] = {NULL};
-    if (value != NULL && value != Py_None && value != Py_False) {
-        for (int i = 0; i < CALLS; i++) {
-            /* A builtin method (OpenSSL's object): calling it bound costs no more than the
-             * method call it replaces. Anything else is looked up per op, as Python would. */
-            PyObject *found = PyObject_GetAttr(value, *call_names[i]);
-            if (found != NULL && PyCFunction_Check(found))
-                calls[i] = found;
-            else if (found != NULL)
-                Py_DECREF(found);
-            else if (PyErr_ExceptionMatches(PyExc_AttributeError))
-                PyErr_Clear();
-            else {
-                for (int j = 0; j < i; j++)
-                    Py_XDECREF(calls[j]);
-                return -1;
-            }
-        }
-    }
+    if (value != NULL && value != Py_None && value != Py_False
+        && bind_builtins(value, call_names, CALLS, calls) < 0)
+        return -1;
     Py_XINCREF(value);
     Py_XSETREF(self->sw, value);
     for (int i = 0; i < CALLS; i++)
@@ -668,19 +668,18 @@ call_leaf(PyObject *bound, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
-/* sw.<call>(args...) for the direct path: (nonce, data, aad[, buf]). */
+/* sw.<name>(args...) (at most 4 arguments): through `bound`, sw's builtin method bound once,
+ * else looked up now. */
 static inline PyObject *
-call_software(AeadCore *self, int call, PyObject *const *args, Py_ssize_t nargs)
+call_on(PyObject *sw, PyObject *bound, PyObject *name, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *bound = self->calls[call];
-    if (bound != NULL) {
+    if (bound != NULL)
         return call_leaf(bound, args, nargs);
-    }
     PyObject *stack[6];
-    stack[1] = self->sw;
+    stack[1] = sw;
     for (Py_ssize_t i = 0; i < nargs; i++)
         stack[2 + i] = args[i];
-    return PyObject_VectorcallMethod(*call_names[call], stack + 1,
+    return PyObject_VectorcallMethod(name, stack + 1,
                                      (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
 
@@ -737,7 +736,7 @@ direct(AeadCore *self, LaneCore *core, int call, PyObject *const *args, Py_ssize
        Py_ssize_t n, int check_tag, PyObject *zero)
 {
     Py_INCREF(core);
-    PyObject *out = call_software(self, call, args, nargs);
+    PyObject *out = call_on(self->sw, self->calls[call], *call_names[call], args, nargs);
     if (out != NULL) {
         if (record(core, n) < 0)
             Py_CLEAR(out);
@@ -907,7 +906,7 @@ typedef struct {
     PyObject *calls[CHAIN_CALLS];
 } ChainedCore;
 
-static PyObject **chain_call_names[CHAIN_CALLS] = {&str_update, &str_update_into};
+static PyObject **const chain_call_names[CHAIN_CALLS] = {&str_update, &str_update_into};
 
 static int
 chained_traverse(ChainedCore *self, visitproc visit, void *arg)
@@ -956,9 +955,7 @@ chained_get_lane(ChainedCore *self, void *closure)
 static int
 chained_set_lane(ChainedCore *self, PyObject *value, void *closure)
 {
-    Py_XINCREF(value);
-    Py_XSETREF(self->lane, value);
-    self->lane_is_core = value != NULL && PyObject_TypeCheck(value, &LaneCoreType);
+    self->lane_is_core = (char)set_lane(&self->lane, value);
     return 0;
 }
 
@@ -972,24 +969,9 @@ static int
 chained_set_sw(ChainedCore *self, PyObject *value, void *closure)
 {
     PyObject *calls[CHAIN_CALLS] = {NULL};
-    if (value != NULL && value != Py_None) {
-        for (int i = 0; i < CHAIN_CALLS; i++) {
-            /* A builtin method (OpenSSL's context): bound once. Anything else is looked up
-             * per op, as Python would. */
-            PyObject *found = PyObject_GetAttr(value, *chain_call_names[i]);
-            if (found != NULL && PyCFunction_Check(found))
-                calls[i] = found;
-            else if (found != NULL)
-                Py_DECREF(found);
-            else if (PyErr_ExceptionMatches(PyExc_AttributeError))
-                PyErr_Clear();
-            else {
-                for (int j = 0; j < i; j++)
-                    Py_XDECREF(calls[j]);
-                return -1;
-            }
-        }
-    }
+    if (value != NULL && value != Py_None
+        && bind_builtins(value, chain_call_names, CHAIN_CALLS, calls) < 0)
+        return -1;
     Py_XINCREF(value);
     Py_XSETREF(self->sw, value);
     for (int i = 0; i < CHAIN_CALLS; i++)
@@ -1242,21 +1224,6 @@ note_held(ChainedCore *self, LaneCore *core, PyObject *data, Py_ssize_t n, Py_ss
     return 0;
 }
 
-/* sw.<call>(args...) on the kept context. */
-static inline PyObject *
-call_kept(ChainedCore *self, PyObject *sw, int call, PyObject *const *args, Py_ssize_t nargs)
-{
-    PyObject *bound = self->calls[call];
-    if (bound != NULL)
-        return call_leaf(bound, args, nargs);
-    PyObject *stack[4];
-    stack[1] = sw;
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        stack[2 + i] = args[i];
-    return PyObject_VectorcallMethod(*chain_call_names[call], stack + 1,
-                                     (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-}
-
 /* The output tail update's result gives (new reference), NULL for none (*failed on error). */
 static PyObject *
 update_out_tail(ChainedCore *self, PyObject *out, int *failed)
@@ -1309,7 +1276,7 @@ chained_update(ChainedCore *self, PyObject *const *args, Py_ssize_t nargs, PyObj
         if (core != NULL) {
             PyObject *sw = Py_NewRef(self->sw);
             Py_INCREF(core);
-            PyObject *out = call_kept(self, sw, UPDATE, args, 1);
+            PyObject *out = call_on(sw, self->calls[UPDATE], str_update, args, 1);
             if (out != NULL) {
                 PyObject *tail = update_out_tail(self, out, &failed);
                 if (failed || note_held(self, core, data, n, size, tail) < 0)
@@ -1339,7 +1306,7 @@ chained_update_into(ChainedCore *self, PyObject *const *args, Py_ssize_t nargs,
             && PyByteArray_GET_SIZE(buf) >= n + self->block - 1) {
             PyObject *sw = Py_NewRef(self->sw);
             Py_INCREF(core);
-            PyObject *k = call_kept(self, sw, UPDATE_INTO, args, 2);
+            PyObject *k = call_on(sw, self->calls[UPDATE_INTO], str_update_into, args, 2);
             if (k != NULL) {
                 int some = PyObject_IsTrue(k);
                 int cbc = some > 0 ? truth(self->cbc_encrypt) : 0;

@@ -10,7 +10,6 @@ ever lost.
 from __future__ import annotations
 
 import json
-import operator
 import threading
 from typing import Any
 
@@ -22,7 +21,6 @@ Snapshot = dict[str, dict[str, dict[str, Any]]]
 #: Pending sizes a cell holds before the thread that adds one folds them into the totals
 #: (defined with the direct path, which checks it too).
 FOLD_AT = _FOLD_AT
-_NEGATIVE = (0).__gt__
 
 
 class Cell:
@@ -37,7 +35,6 @@ class Cell:
         "held",
         "lock",
         "mismatches",
-        "on_held",
         "on_held_log",
         "on_marked_log",
         "ops",
@@ -55,18 +52,15 @@ class Cell:
         self.declined: dict[str, int] = {}
         self.lock = threading.Lock()
         self.zeroed = False  # counted something once, then reset: still shown, with zeros
-        #: For a software cell whose algorithm engines claim: called (lock held) with the sizes
-        #: of ops the policy kept from every engine, recorded in ``pending`` as ``~size`` (see
-        #: :meth:`cryptoffload.lane.Lane.holds_back`), so the engines' declines are counted too.
-        self.on_held: Any = None
-        #: As ``on_held``, for :attr:`held` itself: drains it and returns (ops, bytes).
-        self.on_held_log: Any = None
-        #: As ``on_held``, for :attr:`pending` itself (plain sizes and ``~size`` marks): drains
-        #: it and returns (ops, bytes).
+        #: For a software cell whose algorithm engines claim: called (lock held) with
+        #: :attr:`pending`, where ops the policy kept from every engine are recorded as ``~size``
+        #: (see :meth:`cryptoffload.lane.Lane.holds_back`); drains it, counts the engines'
+        #: declines of the marked ones, and returns (ops, bytes).
         self.on_marked_log: Any = None
+        #: As ``on_marked_log``, for :attr:`held`, whose every size is such an op.
+        self.on_held_log: Any = None
         #: Sizes of ops the policy kept from every engine, which the primitive ran in software
-        #: directly (a software cell whose algorithm engines claim): folded as ``~size`` entries
-        #: of ``pending`` are, through ``on_held``.
+        #: directly (a software cell whose algorithm engines claim).
         self.held = SizeLog()
         #: For an engine cell of an algorithm routed adaptively: gives the ``adaptive`` entry.
         self.adaptive: Any = None
@@ -119,25 +113,12 @@ class Cell:
             pending = self.pending
             if not pending:
                 return
-            if self.on_held is None:
-                n, total = pending.drain_total()
-                self.bytes += total
-                self.ops += n
-                return
             if self.on_marked_log is not None:  # the lane drains it, counting the declines
                 n, total = self.on_marked_log(pending)
-                self.bytes += total
-                self.ops += n
-                return
-            sizes = pending.drain()
-            marked = list(filter(_NEGATIVE, sizes))  # ~size = -size - 1: a held-back op
-            if marked:
-                held = list(map(operator.invert, marked))
-                self.on_held(held)
-                self.bytes += sum(sizes) - sum(marked) + sum(held)
             else:
-                self.bytes += sum(sizes)
-            self.ops += len(sizes)
+                n, total = pending.drain_total()
+            self.bytes += total
+            self.ops += n
 
     def as_dict(self, checks: bool = False) -> dict[str, Any]:
         """The counts as plain data; with ``checks``, the cross-check's two counts too."""

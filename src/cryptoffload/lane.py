@@ -7,7 +7,6 @@ import contextlib
 import logging
 import sys
 import threading
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
@@ -231,7 +230,6 @@ class Lane(LaneCore):
         self.direct_room = self.adaptive.step() if self.adaptive is not None else FOLD_AT
         self.set_holds()
         if routes:
-            self._cell.on_held = self._count_held
             self._cell.on_held_log = self._count_held_log
             self._cell.on_marked_log = self._count_marked_log
 
@@ -283,42 +281,21 @@ class Lane(LaneCore):
         """
         return size < self.hold_below or size > self.hold_above
 
-    def _count_held(self, sizes: list[int]) -> None:
-        """Count the declines of ops held back from every engine (the software cell's fold):
-        per route, the reason :meth:`_Route.refusal` gives, counted at C speed (``sizes`` is
-        the fold's own list: sorted here)."""
-        n = len(sizes)
-        sizes.sort()  # then each route's counts are two bisections (a run of one size: O(n))
-        self._declined_held(
-            n,
-            lambda route: (
-                bisect_left(sizes, route.low),
-                n - bisect_right(sizes, route.high) if route.high is not None else 0,
-            ),
-        )
-
     def _count_held_log(self, log: Any) -> tuple[int, int]:
-        """:meth:`_count_held` for the direct path's record (a SizeLog), which it drains:
-        each route's two counts come from one pass over the sizes (``drain_below``), with no
-        int object made per size. Returns (ops, bytes) for the software cell."""
+        """Count the declines of ops held back from every engine (the software cell's fold of
+        the direct path's record, every size in it such an op): per route, the reason
+        :meth:`_Route.refusal` gives, from one pass over the sizes (``drain_below``) with no
+        int object made per size. Drains ``log``; returns (ops, bytes) for the software cell."""
         n, total, below = log.drain_below(self._held_edges())
-        at = {id(route): i for i, route in enumerate(self.routes)}
-        self._declined_held(
-            n, lambda route: (below[2 * at[id(route)]], n - below[2 * at[id(route)] + 1])
-        )
+        self._declined_at_edges(n, below)
         return n, total
 
     def _count_marked_log(self, log: Any) -> tuple[int, int]:
-        """:meth:`_count_held` for the software cell's own record, where held-back ops are
-        marked ``~size`` among plain ones (``tally``): one pass, no int object per size.
-        Returns (ops, bytes) for the software cell."""
+        """:meth:`_count_held_log` for the software cell's own record, where held-back ops are
+        marked ``~size`` among plain ones (``tally``)."""
         n, total, held, below = log.drain_marked(self._held_edges())
         if held:
-            at = {id(route): i for i, route in enumerate(self.routes)}
-            self._declined_held(
-                held,
-                lambda route: (below[2 * at[id(route)]], held - below[2 * at[id(route)] + 1]),
-            )
+            self._declined_at_edges(held, below)
         return n, total
 
     def _held_edges(self) -> list[int]:
@@ -329,22 +306,22 @@ class Lane(LaneCore):
             edges.append(route.high + 1 if route.high is not None else _NEVER)
         return edges
 
-    def _declined_held(self, n: int, outside: Callable[[_Route], tuple[int, int]]) -> None:
-        """Add the declines of ``n`` held-back ops to each route's cell: ``outside(route)``
-        gives how many were below its window and how many above."""
+    def _declined_at_edges(self, n: int, below: list[int]) -> None:
+        """Add the declines of ``n`` held-back ops to each route's cell; ``below`` has, per
+        edge of :meth:`_held_edges`, how many of them were below it."""
         if self.adaptive is not None and self.native and not self._reopen:
             self._hand_held_sample()
         watch = self.provider.watch
-        for route in self.routes:
+        for i, route in enumerate(self.routes):
             if route.disabled:
                 reasons = {"disabled": n}
             elif route.denied:
                 reasons = {"denied": n}
             else:
-                below, above = outside(route)
+                under, above = below[2 * i], n - below[2 * i + 1]
                 # An op recorded before the window moved may now fit it: "unsupported".
-                reasons = {"below-threshold": below, "too-large": above}
-                reasons["unsupported"] = n - below - above
+                reasons = {"below-threshold": under, "too-large": above}
+                reasons["unsupported"] = n - under - above
             cell = route.cell
             with cell.lock:
                 for reason, k in reasons.items():

@@ -150,19 +150,8 @@ class Pkcs11Engine:
         ``sign`` and ``decrypt`` run here). LookupError if there is none."""
         return tokens.find_key(self, label=label, id=id)
 
-    def generate_key(
-        self,
-        kind: str,
-        *,
-        label: str,
-        id: bytes | None = None,
-        bits: int | None = None,
-        curve: str = "p256",
-    ) -> Any:
-        """Make a key on the token that cannot be read out (CKA_SENSITIVE, not extractable):
-        ``"aes"`` (bits 128/192/256, default 256), ``"ec"`` (curve p256/p384/p521) or
-        ``"rsa"`` (bits, default 2048); returns it as :meth:`key` does."""
-        return tokens.generate_key(self, kind, label=label, id=id, bits=bits, curve=curve)
+    #: ``engine.generate_key(kind, *, label, id=None, bits=None, curve="p256")``: see there.
+    generate_key = tokens.generate_key
 
     def _destroy_token_objects(self, ident: bytes) -> None:
         """Destroy every object with this CKA_ID (the probe's own key pairs)."""
