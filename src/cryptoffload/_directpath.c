@@ -142,22 +142,49 @@ drain_counting(SizeLog *self, PyObject *edges, int marked_only, long long *total
             goto done;
         count[j] = 0;
     }
-    *total = 0;
-    *marked = 0;
-    for (Py_ssize_t i = 0; i < self->len; i++) {
-        Py_ssize_t n = self->items[i];
-        if (marked_only && n >= 0) {
-            *total += n;
-            continue;
+    /* Locals, not the pointers' targets, in the loop: stores through them could alias the
+     * record, and the compiler would reload and store every one each size. One route (two
+     * edges, the common case) gets a loop of its own. */
+    long long sum = 0;
+    Py_ssize_t held = 0, len = self->len;
+    const Py_ssize_t *items = self->items;
+    if (k == 2) {
+        Py_ssize_t low = bound[0], high = bound[1], under_low = 0, under_high = 0;
+        for (Py_ssize_t i = 0; i < len; i++) {
+            Py_ssize_t n = items[i];
+            if (marked_only) {
+                if (n >= 0) {
+                    sum += n;
+                    continue;
+                }
+                n = ~n;
+                held++;
+            }
+            sum += n;
+            under_low += n < low;
+            under_high += n < high;
         }
-        if (marked_only) {
-            n = ~n;
-            ++*marked;
-        }
-        *total += n;
-        for (Py_ssize_t j = 0; j < k; j++)
-            count[j] += n < bound[j];
+        count[0] = under_low;
+        count[1] = under_high;
     }
+    else {
+        for (Py_ssize_t i = 0; i < len; i++) {
+            Py_ssize_t n = items[i];
+            if (marked_only) {
+                if (n >= 0) {
+                    sum += n;
+                    continue;
+                }
+                n = ~n;
+                held++;
+            }
+            sum += n;
+            for (Py_ssize_t j = 0; j < k; j++)
+                count[j] += n < bound[j];
+        }
+    }
+    *total = sum;
+    *marked = held;
     counts = PyList_New(k);
     if (counts == NULL)
         goto done;
@@ -1113,7 +1140,10 @@ held_lane(ChainedCore *self, Py_ssize_t n, Py_ssize_t *size, int *failed)
         || (self->sw_out == NULL && !self->out_inline))
         return NULL;
     Py_ssize_t block = self->block;
-    Py_ssize_t rest = self->sw_total % block;
+    /* A block of a power of two bytes (AES's 16, every block cipher here) takes a mask: a
+     * division costs tens of cycles, two an op, where the rest of this path costs a few. */
+    Py_ssize_t mask = (block & (block - 1)) == 0 ? block - 1 : -1;
+    Py_ssize_t rest = mask >= 0 ? self->sw_total & mask : self->sw_total % block;
     if (rest < 0) /* Python's %: the sign of the divisor */
         rest += block;
     if (n > PY_SSIZE_T_MAX - rest)
@@ -1125,7 +1155,7 @@ held_lane(ChainedCore *self, Py_ssize_t n, Py_ssize_t *size, int *failed)
         return NULL;
     }
     if (whole)
-        s -= s % block;
+        s -= mask >= 0 ? s & mask : s % block;
     LaneCore *core = (LaneCore *)self->lane;
     if (!(s < core->hold_below || s > core->hold_above))
         return NULL;
@@ -1308,25 +1338,37 @@ chained_update_into(ChainedCore *self, PyObject *const *args, Py_ssize_t nargs,
             Py_INCREF(core);
             PyObject *k = call_on(sw, self->calls[UPDATE_INTO], str_update_into, args, 2);
             if (k != NULL) {
-                int some = PyObject_IsTrue(k);
+                /* OpenSSL's count is an int: its value says whether any came out, no
+                 * PyObject_IsTrue first (anything else takes the general test). */
+                Py_ssize_t end = 0;
+                int some;
+                if (PyLong_CheckExact(k)) {
+                    end = PyLong_AsSsize_t(k);
+                    some = end == -1 && PyErr_Occurred() ? -1 : end != 0;
+                }
+                else
+                    some = PyObject_IsTrue(k);
                 int cbc = some > 0 ? truth(self->cbc_encrypt) : 0;
                 if (some < 0 || cbc < 0)
                     failed = 1;
+                else if (cbc && !PyLong_CheckExact(k)
+                         && (end = PyLong_AsSsize_t(k)) == -1 && PyErr_Occurred())
+                    failed = 1;
                 else if (cbc) {
                     /* buf[max(0, k - 16) : k]: a copy (the caller owns buf), kept inline */
-                    Py_ssize_t end = PyLong_AsSsize_t(k);
                     Py_ssize_t len = PyByteArray_GET_SIZE(buf);
-                    if (end == -1 && PyErr_Occurred())
-                        failed = 1;
-                    else {
-                        end = end < 0 ? 0 : end > len ? len : end;
-                        Py_ssize_t start = end > OUT_TAIL ? end - OUT_TAIL : 0;
-                        memcpy(self->out_tail, PyByteArray_AS_STRING(buf) + start,
-                               (size_t)(end - start));
-                        self->out_len = (unsigned char)(end - start);
-                        self->out_inline = 1;
-                        Py_CLEAR(self->sw_out);
+                    end = end < 0 ? 0 : end > len ? len : end;
+                    const char *from = PyByteArray_AS_STRING(buf);
+                    if (end >= OUT_TAIL) { /* a whole block: a fixed-size copy */
+                        memcpy(self->out_tail, from + end - OUT_TAIL, OUT_TAIL);
+                        self->out_len = OUT_TAIL;
                     }
+                    else {
+                        memcpy(self->out_tail, from, (size_t)end);
+                        self->out_len = (unsigned char)end;
+                    }
+                    self->out_inline = 1;
+                    Py_CLEAR(self->sw_out);
                 }
                 if (failed || note_held(self, core, data, n, size, NULL) < 0)
                     Py_CLEAR(k);
