@@ -12,6 +12,8 @@ on the direct path, its engine's decline counted; likewise a ``Cipher`` AES-128-
 time a ``Cipher`` GCM stream (AAD, one update, finalize, tag), which on the engine path stays
 software's: that engine keeps no GHASH state (no ``open_aead_stream``), so each stream is
 counted as its ``streaming`` decline.
+The first row is a control: ``cryptography`` against itself, the same call on both sides, so
+each run prints how far its noise alone moves a ratio from 1.
 Run: python benchmarks/overhead.py [--rounds N] [--seconds S] [--only software|engine|held]
 """
 
@@ -89,6 +91,21 @@ def compare(
     }
 
 
+def control_case(args) -> dict:
+    """The harness against itself: ``cryptography``'s AES-128-GCM encrypt of 64 B on both sides
+    (two objects, same key). Its ratio is what this run's noise does to a difference of
+    nothing: a ratio below it by less than its distance from 1 is not told apart from it."""
+    key, nonce, data = bytes(range(16)), bytes(12), bytes(64)
+    first, second = CAESGCM(key), CAESGCM(key)
+    return compare(
+        "control: cryptography vs itself",
+        64,
+        lambda: first.encrypt(nonce, data, None),
+        lambda: second.encrypt(nonce, data, None),
+        args,
+    )
+
+
 def gcm_stream_cases(label: str, provider: cryptoffload.Provider | None, args) -> list[dict]:
     """A ``Cipher`` GCM encryption stream, direct and through ``provider``."""
     key, nonce = bytes(range(16)), bytes(12)
@@ -131,7 +148,7 @@ def main() -> None:
         "compiled" if directpath.COMPILED else "pure Python (CRYPTOFFLOAD_PURE_PYTHON or no build)"
     )
     print(f"AEAD direct path and Cipher held-back path: {twin}")
-    results = []
+    results = [control_case(args)]
     if args.only in (None, "software"):
         results += software_cases(args)
     if args.only in (None, "held"):
