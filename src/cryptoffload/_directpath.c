@@ -19,6 +19,13 @@
 
 /* Set once by configure(): the `using` blocks' ContextVar, the default provider's box
  * (a one-item list) and cryptography's InvalidTag. */
+/* Inlined into each caller: a per-op helper whose call would cost more than its body. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_INLINE inline __attribute__((always_inline))
+#else
+#define HOT_INLINE inline
+#endif
+
 static PyObject *current_var = NULL;
 static PyObject *default_box = NULL;
 static PyObject *invalid_tag = NULL;
@@ -41,19 +48,26 @@ typedef struct {
 static PyTypeObject SizeLogType;
 static int set_size(Py_ssize_t *field, PyObject *value, const char *name);
 
+/* The record is full: twice the room (out of line, rarely run). */
 static int
+sizelog_grow(SizeLog *log)
+{
+    Py_ssize_t cap = log->cap ? log->cap * 2 : 256;
+    Py_ssize_t *items = PyMem_Resize(log->items, Py_ssize_t, cap);
+    if (items == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    log->items = items;
+    log->cap = cap;
+    return 0;
+}
+
+static HOT_INLINE int
 sizelog_push(SizeLog *log, Py_ssize_t n)
 {
-    if (log->len == log->cap) {
-        Py_ssize_t cap = log->cap ? log->cap * 2 : 256;
-        Py_ssize_t *items = PyMem_Resize(log->items, Py_ssize_t, cap);
-        if (items == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        log->items = items;
-        log->cap = cap;
-    }
+    if (log->len == log->cap && sizelog_grow(log) < 0)
+        return -1;
     log->items[log->len++] = n;
     return 0;
 }
@@ -1202,7 +1216,7 @@ last_out(PyObject *seq)
 
 /* After the op: the bytes count, the input tail, and ~size recorded (size 0: nothing).
  * `out_tail` (stolen, may be NULL) is the new _sw_out. 0, or -1 with an error set. */
-static int
+static HOT_INLINE int
 note_held(ChainedCore *self, LaneCore *core, PyObject *data, Py_ssize_t n, Py_ssize_t size,
           PyObject *out_tail)
 {
