@@ -11,7 +11,11 @@ decrypt; and a held-back ``Cipher`` AES-128-CBC stream (an engine claims aes-128
 keeps every size from it): ``update_into`` of 64 B and 1 KiB, again and again on one stream.
 Needs valgrind (Debian's package). Instructions are not time (a cache miss costs more than an
 add), but on this path, hot in cache, they track it.
-Run: python benchmarks/overhead_instructions.py [--ops N] [--only software|held|cbc]
+``--cache`` adds callgrind's simulated caches and branch predictor: level-1 instruction and
+data misses and mispredicted branches per op on each side. They explain where a layer costs
+more time than its share of the instructions (its code evicting OpenSSL's from the
+instruction cache, say); they are a model of a cache, not this CPU's counters.
+Run: python benchmarks/overhead_instructions.py [--ops N] [--only software|held|cbc] [--cache]
 """
 
 from __future__ import annotations
@@ -74,13 +78,19 @@ for _ in range(ops):
 """
 
 
-def instructions(side: str, path: str, kind: str, size: int, ops: int, workdir: str) -> int:
-    """Instructions callgrind counted for one run of the child."""
+def events(
+    side: str, path: str, kind: str, size: int, ops: int, workdir: str, cache: bool
+) -> dict[str, int]:
+    """What callgrind counted for one run of the child: ``Ir`` (instructions), and with
+    ``cache`` its simulated caches' and branch predictor's events too (``I1mr``, ``D1mr``,
+    ``D1mw``, ``Bcm``, ``Bim``...)."""
     out = os.path.join(workdir, "callgrind.out")
+    simulate = ["--cache-sim=yes", "--branch-sim=yes"] if cache else []
     run = subprocess.run(
         [
             "valgrind",
             "--tool=callgrind",
+            *simulate,
             f"--callgrind-out-file={out}",
             sys.executable,
             "-c",
@@ -97,17 +107,26 @@ def instructions(side: str, path: str, kind: str, size: int, ops: int, workdir: 
         check=True,
         env=dict(os.environ, PYTHONHASHSEED="0"),  # dict probes the same in every run
     )
-    found = re.search(r"Collected : (\d+)", run.stderr)
-    if not found:
+    names = re.search(r"Events +: ([\w ]+)", run.stderr)
+    counts = re.search(r"Collected : ([\d ]+)", run.stderr)
+    if not names or not counts:
         raise SystemExit(f"callgrind printed no total:\n{run.stderr[-2000:]}")
-    return int(found.group(1))
+    return dict(zip(names.group(1).split(), map(int, counts.group(1).split()), strict=True))
 
 
-def per_op(side: str, path: str, kind: str, size: int, ops: int, workdir: str) -> float:
-    """Instructions per operation, start-up taken out (runs of ops and 6 * ops)."""
-    short = instructions(side, path, kind, size, ops, workdir)
-    long = instructions(side, path, kind, size, 6 * ops, workdir)
-    return (long - short) / (5 * ops)
+def per_op(
+    side: str, path: str, kind: str, size: int, ops: int, workdir: str, cache: bool = False
+) -> dict[str, float]:
+    """Each event per operation, start-up taken out (runs of ops and 6 * ops)."""
+    short = events(side, path, kind, size, ops, workdir, cache)
+    long = events(side, path, kind, size, 6 * ops, workdir, cache)
+    return {name: (long[name] - short[name]) / (5 * ops) for name in short}
+
+
+def cache_columns(counts: dict[str, float]) -> str:
+    """Level-1 instruction and data misses and mispredicted branches per op."""
+    data = counts["D1mr"] + counts["D1mw"]
+    return f"{counts['I1mr']:>6.1f} {data:>6.1f} {counts['Bcm'] + counts['Bim']:>6.1f}"
 
 
 def main() -> None:
@@ -116,6 +135,11 @@ def main() -> None:
     parser.add_argument(
         "--only", choices=("software", "held", "cbc"), help="one path's cases (cbc: the Cipher's)"
     )
+    parser.add_argument(
+        "--cache",
+        action="store_true",
+        help="also simulate caches and branches: L1 misses and mispredicts per op, each side",
+    )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
@@ -123,20 +147,24 @@ def main() -> None:
 
     twin = "compiled" if directpath.COMPILED else "pure Python"
     print(f"AEAD direct path and Cipher held-back path: {twin}; instructions per op (callgrind)")
-    print(f"{'path':9} {'op':15} {'bytes':>6} {'direct':>9} {'ours':>9} {'added':>7} {'ratio':>6}")
+    header = f"{'path':9} {'op':15} {'bytes':>6} {'direct':>9} {'ours':>9} {'added':>7} "
+    header += f"{'ratio':>6}"
+    if args.cache:
+        header += "   direct: I1 m  D1 m  mispr   ours: I1 m  D1 m  mispr"
+    print(header)
     with tempfile.TemporaryDirectory() as workdir:
         for path, kind, size in CASES:
             if args.only == "cbc" and not kind.startswith("cbc"):
                 continue
             if args.only in ("software", "held") and path != args.only:
                 continue
-            direct = per_op("direct", path, kind, size, args.ops, workdir)
-            ours = per_op("ours", path, kind, size, args.ops, workdir)
-            print(
-                f"{path:9} {kind:15} {size:>6} {direct:>9.0f} {ours:>9.0f} "
-                f"{ours - direct:>7.0f} {direct / ours:>6.3f}",
-                flush=True,
-            )
+            direct = per_op("direct", path, kind, size, args.ops, workdir, args.cache)
+            ours = per_op("ours", path, kind, size, args.ops, workdir, args.cache)
+            d, o = direct["Ir"], ours["Ir"]
+            line = f"{path:9} {kind:15} {size:>6} {d:>9.0f} {o:>9.0f} {o - d:>7.0f} {d / o:>6.3f}"
+            if args.cache:
+                line += f"   {cache_columns(direct)}   {cache_columns(ours)}"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -348,21 +348,44 @@ class DeviceGone(Injector):
 class SessionsClosed(Injector):
     """At once and on every ``every``-th tick, all of the token's sessions are closed under the
     engine (C_CloseAllSessions: the login and the imported keys go with them), as when a token
-    is pulled and put back or another library in the process closes them."""
+    is pulled and put back or another library in the process closes them.
+
+    The close comes between the token's calls, never inside one: SoftHSM frees a session that
+    another thread's call is still using, and the process dies in the token library (a CI run
+    lost a test worker so). Until ``finish()``, the module's calls pass one at a time."""
 
     def __init__(self, engine: Any, every: int = 1) -> None:
         super().__init__()
         self._engine, self._every = engine, every
         self._ticks = 0
+        self._module = engine._token.module
+        self._gate = threading.Lock()
+        if self._module is not None:
+            self._plain_fn = self._module.fn
+            self._module.fn = self._gated
         self._close()
+
+    def _gated(self, name: str) -> Callable[..., Any]:
+        call = self._plain_fn(name)
+
+        def one_at_a_time(*args: Any) -> Any:
+            with self._gate:
+                return call(*args)
+
+        return one_at_a_time
 
     def _close(self) -> None:
         from cryptoffload.engines.pkcs11 import ck
 
         token = self._engine._token
         if token.module is not None:
-            token.module.raw("C_CloseAllSessions", ck.ULONG(token.slot))
+            with self._gate:
+                self._plain_fn("C_CloseAllSessions")(ck.ULONG(token.slot))
             self.hit()
+
+    def finish(self) -> None:
+        if self._module is not None:
+            del self._module.fn  # the class's own fn again
 
     def tick(self) -> None:
         self._ticks += 1
