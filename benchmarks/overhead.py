@@ -12,14 +12,16 @@ on the direct path, its engine's decline counted; likewise a ``Cipher`` AES-128-
 time a ``Cipher`` GCM stream (AAD, one update, finalize, tag), which on the engine path stays
 software's: that engine keeps no GHASH state (no ``open_aead_stream``), so each stream is
 counted as its ``streaming`` decline.
-The first row is a control: ``cryptography`` against itself, the same call on both sides, so
-each run prints how far its noise alone moves a ratio from 1.
+The first rows are ``cryptography`` against itself: a control (the same call on both sides:
+how far this run's noise alone moves a ratio from 1) and a floor (the call behind
+``functools.partial``: what one C layer that sees every op costs, before any work of its own).
 Run: python benchmarks/overhead.py [--rounds N] [--seconds S] [--only software|engine|held]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import statistics
 import time
@@ -91,19 +93,44 @@ def compare(
     }
 
 
-def control_case(args) -> dict:
-    """The harness against itself: ``cryptography``'s AES-128-GCM encrypt of 64 B on both sides
-    (two objects, same key). Its ratio is what this run's noise does to a difference of
-    nothing: a ratio below it by less than its distance from 1 is not told apart from it."""
+def control_cases(args) -> list[dict]:
+    """What the harness and one call layer do to a ratio, ``cryptography`` on both sides:
+
+    - the control: the same AES-128-GCM encrypt of 64 B on both sides (two objects, one key).
+      Its ratio is what this run's noise does to a difference of nothing;
+    - the floor: the same call behind ``functools.partial``, the standard library's own
+      forwarder (GCM encrypt and a CBC stream's ``update_into``, 64 B). Its ratio is what one
+      C layer that sees every op costs before it does any work of its own.
+    """
     key, nonce, data = bytes(range(16)), bytes(12), bytes(64)
     first, second = CAESGCM(key), CAESGCM(key)
-    return compare(
-        "control: cryptography vs itself",
-        64,
-        lambda: first.encrypt(nonce, data, None),
-        lambda: second.encrypt(nonce, data, None),
-        args,
-    )
+    forwarded = functools.partial(second.encrypt)
+    iv, buf = bytes(range(16, 32)), bytearray(64 + 15)
+    stream = CCipher(c_algorithms.AES(key), c_modes.CBC(iv)).encryptor()
+    stream_forwarded = functools.partial(stream.update_into)
+    return [
+        compare(
+            "control: cryptography vs itself",
+            64,
+            lambda: first.encrypt(nonce, data, None),
+            lambda: second.encrypt(nonce, data, None),
+            args,
+        ),
+        compare(
+            "floor: gcm encrypt, functools.partial",
+            64,
+            lambda: first.encrypt(nonce, data, None),
+            lambda: forwarded(nonce, data, None),
+            args,
+        ),
+        compare(
+            "floor: cbc update_into, functools.partial",
+            64,
+            lambda: stream.update_into(data, buf),
+            lambda: stream_forwarded(data, buf),
+            args,
+        ),
+    ]
 
 
 def gcm_stream_cases(label: str, provider: cryptoffload.Provider | None, args) -> list[dict]:
@@ -148,7 +175,7 @@ def main() -> None:
         "compiled" if directpath.COMPILED else "pure Python (CRYPTOFFLOAD_PURE_PYTHON or no build)"
     )
     print(f"AEAD direct path and Cipher held-back path: {twin}")
-    results = [control_case(args)]
+    results = control_cases(args)
     if args.only in (None, "software"):
         results += software_cases(args)
     if args.only in (None, "held"):

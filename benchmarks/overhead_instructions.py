@@ -11,11 +11,15 @@ decrypt; and a held-back ``Cipher`` AES-128-CBC stream (an engine claims aes-128
 keeps every size from it): ``update_into`` of 64 B and 1 KiB, again and again on one stream.
 Needs valgrind (Debian's package). Instructions are not time (a cache miss costs more than an
 add), but on this path, hot in cache, they track it.
+``--floor`` adds a column: the instructions that ``functools.partial`` around the same
+``cryptography`` method adds per op, the standard library's own one-layer forwarder, for what
+any layer that sees each op pays before it does anything.
 ``--cache`` adds callgrind's simulated caches and branch predictor: level-1 instruction and
 data misses and mispredicted branches per op on each side. They explain where a layer costs
 more time than its share of the instructions (its code evicting OpenSSL's from the
 instruction cache, say); they are a model of a cache, not this CPU's counters.
-Run: python benchmarks/overhead_instructions.py [--ops N] [--only software|held|cbc] [--cache]
+Run: python benchmarks/overhead_instructions.py [--ops N] [--only software|held|cbc] [--floor]
+[--cache]
 """
 
 from __future__ import annotations
@@ -45,7 +49,12 @@ side, path, kind = sys.argv[1:4]
 size, ops = int(sys.argv[4]), int(sys.argv[5])
 key, nonce, data = bytes(range(16)), bytes(12), bytes(size)
 cbc = kind == "cbc-update_into"
-if side == "direct":
+def wrap(call):
+    return call
+if side == "partial":  # cryptography's method behind the standard library's forwarder
+    import functools
+    wrap = functools.partial
+if side in ("direct", "partial"):
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     provider = {}
@@ -65,14 +74,14 @@ else:
 if cbc:
     ctx = Cipher(algorithms.AES(key), modes.CBC(bytes(range(16, 32))), **provider).encryptor()
     buf = bytearray(size + 15)
-    call = ctx.update_into
+    call = wrap(ctx.update_into)
     for _ in range(ops):
         call(data, buf)
     raise SystemExit(0)
 gcm = AESGCM(key, **provider)
 if kind == "decrypt":
     data = gcm.encrypt(nonce, data, None)
-call = gcm.encrypt if kind == "encrypt" else gcm.decrypt
+call = wrap(gcm.encrypt if kind == "encrypt" else gcm.decrypt)
 for _ in range(ops):
     call(nonce, data, None)
 """
@@ -136,6 +145,11 @@ def main() -> None:
         "--only", choices=("software", "held", "cbc"), help="one path's cases (cbc: the Cipher's)"
     )
     parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also count what functools.partial around cryptography's method adds (one C layer)",
+    )
+    parser.add_argument(
         "--cache",
         action="store_true",
         help="also simulate caches and branches: L1 misses and mispredicts per op, each side",
@@ -149,6 +163,8 @@ def main() -> None:
     print(f"AEAD direct path and Cipher held-back path: {twin}; instructions per op (callgrind)")
     header = f"{'path':9} {'op':15} {'bytes':>6} {'direct':>9} {'ours':>9} {'added':>7} "
     header += f"{'ratio':>6}"
+    if args.floor:
+        header += f" {'partial':>8}"
     if args.cache:
         header += "   direct: I1 m  D1 m  mispr   ours: I1 m  D1 m  mispr"
     print(header)
@@ -162,6 +178,9 @@ def main() -> None:
             ours = per_op("ours", path, kind, size, args.ops, workdir, args.cache)
             d, o = direct["Ir"], ours["Ir"]
             line = f"{path:9} {kind:15} {size:>6} {d:>9.0f} {o:>9.0f} {o - d:>7.0f} {d / o:>6.3f}"
+            if args.floor:
+                floor = per_op("partial", path, kind, size, args.ops, workdir)["Ir"]
+                line += f" {floor - d:>8.0f}"
             if args.cache:
                 line += f"   {cache_columns(direct)}   {cache_columns(ours)}"
             print(line, flush=True)
