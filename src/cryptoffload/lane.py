@@ -608,18 +608,22 @@ class Lane(LaneCore):
 
     def declines_for(self, reason: str) -> dict[str, str]:
         """Every engine on the route declining for one ``reason`` (e.g. ``streaming``)."""
-        return {route.name: reason for route in self.routes}
+        routes = self.routes
+        if not routes:  # a software-only lane: no comprehension to run (a new dict all the same)
+            return {}
+        return {route.name: reason for route in routes}
 
     def finish_in_software(self, size: int, declines: Mapping[str, str]) -> None:
         """Count an op of ``size`` that software did outside :meth:`run`; ``declines`` says why
         each engine did not (a fault was counted when it happened; other reasons are counted
         here). A policy that requires offload raises OffloadRequired instead."""
-        provider = self.provider
-        cells = {route.name: route.cell for route in self.routes}
-        for name, reason in declines.items():
-            if reason != "fault":
-                (cells.get(name) or provider.counters.cell(name, self.alg)).decline(reason)
-                provider.watch.miss(name, reason)
+        if declines:
+            provider = self.provider
+            cells = {route.name: route.cell for route in self.routes}
+            for name, reason in declines.items():
+                if reason != "fault":
+                    (cells.get(name) or provider.counters.cell(name, self.alg)).decline(reason)
+                    provider.watch.miss(name, reason)
         self.allow_software(declines)
         self._cell.add(size)
 

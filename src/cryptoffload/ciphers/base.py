@@ -48,6 +48,10 @@ _MODE_NAMES: dict[type, str] = {
 }
 #: Our family name (names.CIPHER_FAMILIES) of each `cryptography` cipher class but AES's.
 _FAMILIES: dict[type, str] = {cls: family for family, cls in CIPHER_CLASSES.items()}
+#: Algorithm classes found to be CipherAlgorithms. An ABC's isinstance costs a few hundred ns,
+#: and its answer for a class never changes from yes (registering only adds), so each class is
+#: asked once.
+_ALGORITHM_CLASSES: set[type] = set()
 _IV_MODES = frozenset({"cbc", "ctr", "cfb", "cfb8", "ofb"})
 #: Modes whose chained context runs ops the policy keeps from every engine on a kept OpenSSL
 #: context (the chaining value is recovered from the stream's tail when an engine takes over).
@@ -102,11 +106,14 @@ class Cipher:
         *,
         provider: Provider | None = None,
     ) -> None:
-        if not isinstance(algorithm, CipherAlgorithm):
-            raise TypeError("Expected interface of CipherAlgorithm.")
+        if algorithm.__class__ not in _ALGORITHM_CLASSES:
+            if not isinstance(algorithm, CipherAlgorithm):
+                raise TypeError("Expected interface of CipherAlgorithm.")
+            _ALGORITHM_CLASSES.add(algorithm.__class__)
         mode_name = _MODE_NAMES.get(type(mode))
         if mode is not None:
-            if not isinstance(mode, modes.Mode):
+            # A mode we name is one of `cryptography`'s Mode classes: no ABC check for it.
+            if mode_name is None and not isinstance(mode, modes.Mode):
                 raise TypeError("Expected interface of Mode.")
             _explain(algorithm, mode, mode_name)
             mode.validate_for_algorithm(algorithm)
