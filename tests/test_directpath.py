@@ -32,14 +32,21 @@ ROOT = Path(__file__).resolve().parents[1]
 class Twin:
     """One implementation's four names."""
 
-    def __init__(self, name: str, size_log, lane_core, aead_core, note_using, chained_core) -> None:
+    def __init__(
+        self, name: str, size_log, lane_core, aead_core, note_using, chained_core, stream_core
+    ) -> None:
         self.name = name
         self.SizeLog, self.LaneCore, self.AeadCore = size_log, lane_core, aead_core
         self.note_using = note_using
-        lane_class = type("Lane", (lane_core,), {"__slots__": ("alg",), "fold_due": _no_fold})
+        lane_class = type(
+            "Lane",
+            (lane_core,),
+            {"__slots__": ("alg", "folds"), "fold_due": _no_fold, "count": _count},
+        )
         self.Lane = lane_class
         self.Primitive = type(f"{name}Primitive", (aead_core, _Ordinary), {"__slots__": ("seen",)})
         self.Context = type(f"{name}Context", (chained_core, _SlowUpdate), {"__slots__": ("seen",)})
+        self.Stream = type(f"{name}Stream", (stream_core, _SlowUpdate), {"__slots__": ("seen",)})
 
 
 class _SlowUpdate:
@@ -57,7 +64,16 @@ class _SlowUpdate:
 
 
 def _no_fold(lane) -> None:
-    """The stand-in lane's fold_due: nothing to fold into."""
+    """The stand-in lane's fold_due: nothing to fold into (counted when asked to)."""
+    if hasattr(lane, "folds"):
+        lane.folds += 1
+
+
+def _count(lane, nbytes: int) -> None:
+    """The stand-in lane's count, as Lane's: one append to the record, a fold when it is long."""
+    lane.tally(nbytes)
+    if len(lane.tally_q) > directpath.FOLD_AT:
+        lane.fold_due()
 
 
 class _Ordinary:
@@ -119,6 +135,7 @@ TWINS = [
             directpath.PureAeadCore,
             directpath.pure_note_using,
             directpath.PureChainedCore,
+            directpath.PureDirectStreamCore,
         ),
         id="pure",
     )
@@ -133,6 +150,7 @@ if compiled is not None:
                 compiled.AeadCore,
                 compiled.note_using,
                 compiled.ChainedCore,
+                compiled.DirectStreamCore,
             ),
             id="compiled",
         )
@@ -698,3 +716,68 @@ def test_a_build_left_from_other_sources_is_not_used(monkeypatch):
     monkeypatch.delenv("CRYPTOFFLOAD_PURE_PYTHON", raising=False)
     with pytest.warns(RuntimeWarning, match="built from other sources"):
         assert directpath.compiled_module() is None
+
+
+# -- DirectStreamCore: a Cipher context on a lane no engine claims ------------------------------
+
+
+def make_stream(twin: Twin, software=None):
+    """A CBC-encrypting context on a lane no engine claims; the lane's tally is its SizeLog's
+    append (as Lane sets it)."""
+    lane = twin.Lane()
+    lane.tally_q = twin.SizeLog()
+    lane.tally = lane.tally_q.append
+    lane.folds = 0
+    ctx = twin.Stream()
+    ctx.seen = []
+    ctx._lane = lane
+    ctx._ctx = software if software is not None else FakeKept()
+    return ctx, lane
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_direct_stream_runs_on_openssl_and_counts_each_update_that_gives_output(twin):
+    ctx, lane = make_stream(twin)
+    a, b, c = bytes(range(40)), b"y" * 5, b"z" * 11
+    assert ctx.update(a) == _xor(a[:32])
+    assert ctx.update(b) == b""  # 8 + 5 bytes: no whole block out, no op counted
+    buf = bytearray(11 + 15)
+    assert ctx.update_into(c, buf) == 16
+    assert buf[:16] == _xor((a + b + c)[32:48])
+    assert ctx.update_into(b"", bytearray(15)) == 0
+    assert ctx.seen == []
+    assert lane.tally_q.drain() == [40, 11]  # the update's own length, as Lane.count takes it
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_direct_stream_hands_other_buffers_to_its_slow_path_uncounted(twin):
+    ctx, lane = make_stream(twin)
+    view, buf = memoryview(b"m" * 16), bytearray(31)
+    assert ctx.update(view) == "slow"
+    assert ctx.update_into(b"n" * 16, memoryview(buf)) == "slow"
+    names = [name for name, _, _ in ctx.seen]
+    assert names == ["_update_slow", "_update_into_slow"]
+    assert ctx.seen[0][1] == (view,)
+    assert lane.tally_q.drain() == []
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_an_error_from_openssl_in_a_direct_stream_goes_on_uncounted(twin):
+    ctx, lane = make_stream(twin, FakeKept(fail=ValueError("the data is too long")))
+    with pytest.raises(ValueError, match="too long"):
+        ctx.update(b"x" * 16)
+    with pytest.raises(ValueError, match="too long"):
+        ctx.update_into(b"x" * 16, bytearray(31))
+    assert lane.tally_q.drain() == []
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_long_direct_stream_asks_its_lane_to_fold(twin):
+    ctx, lane = make_stream(twin)
+    block = b"b" * 16
+    for _ in range(directpath.FOLD_AT):
+        ctx.update(block)
+    assert lane.folds == 0
+    ctx.update(block)  # the record passes FOLD_AT: the lane folds (the stand-in counts it)
+    assert lane.folds == 1
+    assert len(lane.tally_q) == directpath.FOLD_AT + 1  # the stand-in's fold keeps the sizes

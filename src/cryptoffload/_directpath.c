@@ -1214,6 +1214,46 @@ last_out(PyObject *seq)
     return PySequence_GetSlice(seq, len > OUT_TAIL ? len - OUT_TAIL : 0, len);
 }
 
+/* lane.tally(value), then lane.fold_due() once the record is long: software's own record,
+ * a size (or ~size, held back) per op. 0, or -1 with an error set. */
+static HOT_INLINE int
+lane_tally(LaneCore *core, Py_ssize_t value)
+{
+    PyObject *tally = core->tally;
+    if (tally == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "tally");
+        return -1;
+    }
+    /* lane.tally is the bound append of the SizeLog tally_q: push there, no call. */
+    PyObject *q = core->tally_q;
+    if (q != NULL && Py_IS_TYPE(q, &SizeLogType) && PyCFunction_Check(tally)
+        && PyCFunction_GET_SELF(tally) == q
+        && PyCFunction_GET_FUNCTION(tally) == (PyCFunction)sizelog_append) {
+        if (sizelog_push((SizeLog *)q, value) < 0)
+            return -1;
+        if (((SizeLog *)q)->len <= FOLD_AT)
+            return 0;
+    }
+    else {
+        PyObject *size = PyLong_FromSsize_t(value);
+        if (size == NULL)
+            return -1;
+        Py_INCREF(tally);
+        PyObject *done = PyObject_CallOneArg(tally, size);
+        Py_DECREF(tally);
+        Py_DECREF(size);
+        if (done == NULL)
+            return -1;
+        Py_DECREF(done);
+    }
+    /* A long stream (or a record we cannot see into): the lane folds when due. */
+    PyObject *folded = PyObject_CallMethodNoArgs((PyObject *)core, str_fold_due);
+    if (folded == NULL)
+        return -1;
+    Py_DECREF(folded);
+    return 0;
+}
+
 /* After the op: the bytes count, the input tail, and ~size recorded (size 0: nothing).
  * `out_tail` (stolen, may be NULL) is the new _sw_out. 0, or -1 with an error set. */
 static HOT_INLINE int
@@ -1233,39 +1273,7 @@ note_held(ChainedCore *self, LaneCore *core, PyObject *data, Py_ssize_t n, Py_ss
     }
     if (!size)
         return 0;
-    PyObject *tally = core->tally;
-    if (tally == NULL) {
-        PyErr_SetString(PyExc_AttributeError, "tally");
-        return -1;
-    }
-    /* lane.tally is the bound append of the SizeLog tally_q: push there, no call. */
-    PyObject *q = core->tally_q;
-    if (q != NULL && Py_IS_TYPE(q, &SizeLogType) && PyCFunction_Check(tally)
-        && PyCFunction_GET_SELF(tally) == q
-        && PyCFunction_GET_FUNCTION(tally) == (PyCFunction)sizelog_append) {
-        if (sizelog_push((SizeLog *)q, ~size) < 0)
-            return -1;
-        if (((SizeLog *)q)->len <= FOLD_AT)
-            return 0;
-    }
-    else {
-        PyObject *held = PyLong_FromSsize_t(~size);
-        if (held == NULL)
-            return -1;
-        Py_INCREF(tally);
-        PyObject *done = PyObject_CallOneArg(tally, held);
-        Py_DECREF(tally);
-        Py_DECREF(held);
-        if (done == NULL)
-            return -1;
-        Py_DECREF(done);
-    }
-    /* A long stream (or a record we cannot see into): the lane folds when due. */
-    PyObject *folded = PyObject_CallMethodNoArgs((PyObject *)core, str_fold_due);
-    if (folded == NULL)
-        return -1;
-    Py_DECREF(folded);
-    return 0;
+    return lane_tally(core, ~size);
 }
 
 /* The output tail update's result gives (new reference), NULL for none (*failed on error). */
@@ -1419,6 +1427,154 @@ static PyTypeObject ChainedCoreType = {
     .tp_getset = chained_getset,
 };
 
+/* -- DirectStreamCore: a Cipher context on a lane no engine claims --------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *lane;
+    PyObject *ctx;
+    /* Set with _lane: it is a LaneCore (else every update takes the Python path). */
+    char lane_is_core;
+    /* Set with _ctx: its bound update and update_into when builtin (no lookup per op). */
+    PyObject *calls[CHAIN_CALLS];
+} DirectStreamCore;
+
+static int
+stream_traverse(DirectStreamCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->lane);
+    Py_VISIT(self->ctx);
+    for (int i = 0; i < CHAIN_CALLS; i++)
+        Py_VISIT(self->calls[i]);
+    return 0;
+}
+
+static int
+stream_clear(DirectStreamCore *self)
+{
+    Py_CLEAR(self->lane);
+    Py_CLEAR(self->ctx);
+    for (int i = 0; i < CHAIN_CALLS; i++)
+        Py_CLEAR(self->calls[i]);
+    self->lane_is_core = 0;
+    return 0;
+}
+
+static void
+stream_dealloc(DirectStreamCore *self)
+{
+    PyObject_GC_UnTrack(self);
+    stream_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+stream_get_lane(DirectStreamCore *self, void *closure)
+{
+    return get_field(self->lane, "_lane");
+}
+
+static int
+stream_set_lane(DirectStreamCore *self, PyObject *value, void *closure)
+{
+    self->lane_is_core = (char)set_lane(&self->lane, value);
+    return 0;
+}
+
+static PyObject *
+stream_get_ctx(DirectStreamCore *self, void *closure)
+{
+    return get_field(self->ctx, "_ctx");
+}
+
+static int
+stream_set_ctx(DirectStreamCore *self, PyObject *value, void *closure)
+{
+    PyObject *calls[CHAIN_CALLS] = {NULL};
+    if (value != NULL && value != Py_None
+        && bind_builtins(value, chain_call_names, CHAIN_CALLS, calls) < 0)
+        return -1;
+    Py_XINCREF(value);
+    Py_XSETREF(self->ctx, value);
+    for (int i = 0; i < CHAIN_CALLS; i++)
+        Py_XSETREF(self->calls[i], calls[i]);
+    return 0;
+}
+
+static PyGetSetDef stream_getset[] = {
+    {"_lane", (getter)stream_get_lane, (setter)stream_set_lane, NULL, NULL},
+    {"_ctx", (getter)stream_get_ctx, (setter)stream_set_ctx, NULL, NULL},
+    {NULL},
+};
+
+/* OpenSSL's context `ctx` runs call (args, nargs); when `gave` says it gave output, the lane
+ * counts an op of n bytes. Kept alive across the call: it may set _ctx or _lane again. */
+static PyObject *
+stream_run(DirectStreamCore *self, int call, PyObject *name, PyObject *const *args,
+           Py_ssize_t nargs, Py_ssize_t n)
+{
+    PyObject *ctx = Py_NewRef(self->ctx);
+    PyObject *lane = Py_NewRef(self->lane);
+    PyObject *out = call_on(ctx, self->calls[call], name, args, nargs);
+    if (out != NULL) {
+        int gave;
+        if (PyBytes_CheckExact(out))
+            gave = PyBytes_GET_SIZE(out) != 0;
+        else
+            gave = PyObject_IsTrue(out); /* update_into's count */
+        if (gave < 0 || (gave && lane_tally((LaneCore *)lane, n) < 0))
+            Py_CLEAR(out);
+    }
+    Py_DECREF(lane);
+    Py_DECREF(ctx);
+    return out;
+}
+
+static PyObject *
+stream_update(DirectStreamCore *self, PyObject *const *args, Py_ssize_t nargs,
+              PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL && PyBytes_CheckExact(args[0]) && self->lane_is_core
+        && self->ctx != NULL && self->ctx != Py_None)
+        return stream_run(self, UPDATE, str_update, args, 1, PyBytes_GET_SIZE(args[0]));
+    return slow(self, str_slow_update, args, nargs, kwnames);
+}
+
+static PyObject *
+stream_update_into(DirectStreamCore *self, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames)
+{
+    if (nargs == 2 && kwnames == NULL && PyBytes_CheckExact(args[0])
+        && PyByteArray_CheckExact(args[1]) && self->lane_is_core && self->ctx != NULL
+        && self->ctx != Py_None)
+        return stream_run(self, UPDATE_INTO, str_update_into, args, 2,
+                          PyBytes_GET_SIZE(args[0]));
+    return slow(self, str_slow_update_into, args, nargs, kwnames);
+}
+
+static PyMethodDef stream_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))stream_update, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("update(data) -> the output for data (ECB and CBC hold a partial block back)")},
+    {"update_into", (PyCFunction)(void (*)(void))stream_update_into,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("update_into(data, buf) -> how many bytes of output were written into buf")},
+    {NULL},
+};
+
+static PyTypeObject DirectStreamCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload._directpath.DirectStreamCore",
+    .tp_doc = PyDoc_STR("A Cipher context on a lane no engine claims (compiled)."),
+    .tp_basicsize = sizeof(DirectStreamCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)stream_dealloc,
+    .tp_traverse = (traverseproc)stream_traverse,
+    .tp_clear = (inquiry)stream_clear,
+    .tp_methods = stream_methods,
+    .tp_getset = stream_getset,
+};
+
 /* -- module ----------------------------------------------------------------------------- */
 
 static PyObject *
@@ -1495,7 +1651,8 @@ PyInit__directpath(void)
     INTERN(str_slow_update, "_update_slow");
     INTERN(str_slow_update_into, "_update_into_slow");
     if (PyType_Ready(&SizeLogType) < 0 || PyType_Ready(&LaneCoreType) < 0
-        || PyType_Ready(&AeadCoreType) < 0 || PyType_Ready(&ChainedCoreType) < 0)
+        || PyType_Ready(&AeadCoreType) < 0 || PyType_Ready(&ChainedCoreType) < 0
+        || PyType_Ready(&DirectStreamCoreType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
@@ -1518,13 +1675,19 @@ PyInit__directpath(void)
         Py_DECREF(module);
         return NULL;
     }
+    Py_INCREF(&DirectStreamCoreType);
+    if (PyModule_AddObject(module, "DirectStreamCore", (PyObject *)&DirectStreamCoreType) < 0) {
+        Py_DECREF(&DirectStreamCoreType);
+        Py_DECREF(module);
+        return NULL;
+    }
     if (PyModule_AddIntConstant(module, "TAIL", TAIL) < 0
         || PyModule_AddIntConstant(module, "FOLD_AT", FOLD_AT) < 0) {
         Py_DECREF(module);
         return NULL;
     }
     /* What directpath.py expects (its API): a build left from older sources is not used. */
-    if (PyModule_AddIntConstant(module, "API", 5) < 0) {
+    if (PyModule_AddIntConstant(module, "API", 6) < 0) {
         Py_DECREF(module);
         return NULL;
     }

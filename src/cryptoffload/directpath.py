@@ -1,5 +1,6 @@
 """The direct paths: the per-operation tests that let software's ops skip the Op (AEAD ops, and
-``Cipher`` contexts' held-back updates: see :class:`PureChainedCore`), compiled where the build
+``Cipher`` contexts' held-back updates, :class:`PureChainedCore`, and their updates on a lane no
+engine claims, :class:`PureDirectStreamCore`), compiled where the build
 could, else the pure-Python twins below.
 
 An AES-GCM or AES-CCM operation takes the direct path when all of these hold (else the
@@ -44,9 +45,11 @@ __all__ = [
     "TAIL",
     "AeadCore",
     "ChainedCore",
+    "DirectStreamCore",
     "LaneCore",
     "PureAeadCore",
     "PureChainedCore",
+    "PureDirectStreamCore",
     "PureLaneCore",
     "PureSizeLog",
     "SizeLog",
@@ -64,7 +67,7 @@ _using = CURRENT.get  # bound once: no method lookup per op
 
 #: The compiled module's API this module expects (``_directpath.API``): bumped with each
 #: change of what the two share, so that a build left from older sources is not used.
-API = 5
+API = 6
 
 #: Pending sizes a counters' record holds before it is folded into the totals (the compiled
 #: twin has its own copy, ``_directpath.FOLD_AT``; a test checks that both agree).
@@ -306,6 +309,38 @@ class PureChainedCore:
         return self._update_into_slow(data, buf)  # type: ignore[attr-defined]
 
 
+class PureDirectStreamCore:
+    """A ``Cipher`` context on a lane no engine claims (``_DirectContext``): each update runs on
+    the OpenSSL context ``_ctx`` and, when it gives output, ``lane.count(len(data))`` counts it
+    (the compiled twin appends to the lane's record itself and folds past :data:`FOLD_AT`).
+
+    ``update(data)`` takes this path when ``data`` is ``bytes``; ``update_into(data, buf)``
+    when ``buf`` is also a ``bytearray``. Anything else (a DmaBuffer, a memoryview) goes to
+    ``_update_slow(data)`` / ``_update_into_slow(data, buf)``. An error from OpenSSL goes on with
+    nothing counted.
+    """
+
+    __slots__ = ("_ctx", "_lane")
+
+    def update(self, data: bytes) -> bytes:
+        """The output for ``data`` (ECB and CBC hold a partial block back)."""
+        if data.__class__ is bytes:
+            out = self._ctx.update(data)
+            if out:
+                self._lane.count(len(data))
+            return out
+        return self._update_slow(data)  # type: ignore[attr-defined]
+
+    def update_into(self, data: bytes, buf: Any) -> int:
+        """Write the output for ``data`` into ``buf``; return its length."""
+        if data.__class__ is bytes and buf.__class__ is bytearray:
+            k = self._ctx.update_into(data, buf)
+            if k:
+                self._lane.count(len(data))
+            return k
+        return self._update_into_slow(data, buf)  # type: ignore[attr-defined]
+
+
 def compiled_module() -> Any:
     """The compiled module, configured, or None (not built here, or not wanted)."""
     if os.environ.get("CRYPTOFFLOAD_PURE_PYTHON", "") not in ("", "0"):
@@ -334,4 +369,5 @@ SizeLog: Any = _module.SizeLog if _module is not None else PureSizeLog
 LaneCore: Any = _module.LaneCore if _module is not None else PureLaneCore
 AeadCore: Any = _module.AeadCore if _module is not None else PureAeadCore
 ChainedCore: Any = _module.ChainedCore if _module is not None else PureChainedCore
+DirectStreamCore: Any = _module.DirectStreamCore if _module is not None else PureDirectStreamCore
 note_using: Any = _module.note_using if _module is not None else pure_note_using

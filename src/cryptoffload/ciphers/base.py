@@ -20,7 +20,7 @@ from cryptoffload import modes, validate
 from cryptoffload.blocks import ivs
 from cryptoffload.ciphers._gcm import gcm_context
 from cryptoffload.ciphers._software import SoftwareStream, software_context
-from cryptoffload.directpath import TAIL, ChainedCore
+from cryptoffload.directpath import TAIL, ChainedCore, DirectStreamCore
 from cryptoffload.dmabuffer import as_plain, claimed, involved, lease_of
 from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
 from cryptoffload.ops import CipherOp
@@ -176,11 +176,14 @@ def _explain(algorithm: Any, mode: Any, mode_name: str | None) -> None:
         validate.gcm_tag_length(len(mode.tag))
 
 
-class _DirectContext:
+class _DirectContext(DirectStreamCore):
     """Only software takes this algorithm: stream through one OpenSSL context; count each update
-    that gives output."""
+    that gives output. ``update`` and ``update_into`` with ``bytes`` (and a ``bytearray``) are
+    DirectStreamCore's (compiled where built, see cryptoffload.directpath); other buffers come
+    here."""
 
-    __slots__ = ("_ctx", "_lane")
+    # _ctx, _lane: DirectStreamCore's.
+    __slots__ = ()
 
     def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
         self._ctx = software_context(cipher, encrypt)
@@ -188,7 +191,7 @@ class _DirectContext:
 
     # An update counts as an op when it gives output, as on the engine path (where an empty
     # update, or one that only fills a held-back ECB/CBC block, sends nothing).
-    def update(self, data: bytes) -> bytes:
+    def _update_slow(self, data: Any) -> bytes:
         if data.__class__ is not bytes and lease_of(data) is not None:
             data = as_plain(data)  # OpenSSL takes format "B" only
             with claimed(data):
@@ -199,7 +202,7 @@ class _DirectContext:
             self._lane.count(len(data))
         return out
 
-    def update_into(self, data: bytes, buf: Any) -> int:
+    def _update_into_slow(self, data: Any, buf: Any) -> int:
         if (data.__class__ is not bytes or buf.__class__ is not bytearray) and involved(data, buf):
             data, buf = as_plain(data), as_plain(buf)
             with claimed(data, buf):
