@@ -347,6 +347,23 @@ def software_cases(args) -> list[dict]:
         ),
     ]
     results += gcm_stream_cases("", None, args)
+    iv = bytes(range(16, 32))
+    for size in (64, 1024):
+        data = bytes(range(256)) * (size // 256) if size >= 256 else bytes(range(size))
+        c_ctx = CCipher(c_algorithms.AES(key), c_modes.CBC(iv)).encryptor()
+        o_ctx = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+        c_buf, o_buf = bytearray(size + 15), bytearray(size + 15)
+        assert o_ctx.update_into(data, o_buf) == c_ctx.update_into(data, c_buf) == size
+        assert o_buf == c_buf
+        results.append(
+            compare(
+                "aes-128-cbc update_into",
+                size,
+                lambda data=data, ctx=c_ctx, buf=c_buf: ctx.update_into(data, buf),
+                lambda data=data, ctx=o_ctx, buf=o_buf: ctx.update_into(data, buf),
+                args,
+            )
+        )
     if not provider.counters.snapshot()["software"]:
         raise SystemExit("the provider counted none of the software-path operations")
     return results

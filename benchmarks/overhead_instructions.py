@@ -1,14 +1,15 @@
-"""What the AEAD direct path adds over calling `cryptography`, in instructions (valgrind).
+"""What the direct paths add over calling `cryptography`, in instructions (valgrind).
 
 Timing on a shared 2-core machine moves by more than the few tens of nanoseconds measured here
 (``benchmarks/overhead.py`` gives the times, side by side). Instruction counts do not: callgrind
 counts the same total for the same binary and inputs whatever else the machine runs. For each
 case, one process per side (``cryptography``'s object, and cryptoffload's) runs the operation N
 and then 6N times; the difference of the two totals over 5N is the instructions per operation
-without start-up. Cases: the software path (no engine claims AES-128-GCM) and the held-back path
-(an engine claims it, the policy keeps every size from it), 64 B and 16 KiB, encrypt and
-decrypt; and a held-back ``Cipher`` AES-128-CBC stream (an engine claims aes-128-cbc, the policy
-keeps every size from it): ``update_into`` of 64 B and 1 KiB, again and again on one stream.
+without start-up. Cases: the software path (no engine claims AES-128-GCM; or AES-128-CBC, for
+a ``Cipher`` stream's ``update_into``) and the held-back path (an engine claims it, the policy
+keeps every size from it), 64 B and 16 KiB, encrypt and decrypt; and a held-back ``Cipher``
+AES-128-CBC stream (an engine claims aes-128-cbc, the policy keeps every size from it):
+``update_into`` of 64 B and 1 KiB, again and again on one stream.
 Needs valgrind (Debian's package). Instructions are not time (a cache miss costs more than an
 add), but on this path, hot in cache, they track it.
 ``--floor`` adds a column: the instructions that ``functools.partial`` around the same
@@ -35,6 +36,7 @@ import tempfile
 CASES = [
     ("software", "encrypt", 64),
     ("software", "encrypt", 16384),
+    ("software", "cbc-update_into", 64),
     ("held", "encrypt", 64),
     ("held", "decrypt", 64),
     ("held", "encrypt", 16384),
