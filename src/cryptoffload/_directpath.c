@@ -567,6 +567,22 @@ bind_builtins(PyObject *sw, PyObject **const names[], int n, PyObject *calls[])
     return 0;
 }
 
+/* *field = value (NULL: deleted), with value's builtin methods `names` bound into calls[] (see
+ * bind_builtins; none for None or False). 0, or -1 with an error set and nothing changed. */
+static int
+set_bound(PyObject **field, PyObject *calls[], PyObject **const names[], int n, PyObject *value)
+{
+    PyObject *bound[CALLS] = {NULL}; /* CALLS: the most any core binds (n <= CALLS) */
+    if (value != NULL && value != Py_None && value != Py_False
+        && bind_builtins(value, names, n, bound) < 0)
+        return -1;
+    Py_XINCREF(value);
+    Py_XSETREF(*field, value);
+    for (int i = 0; i < n; i++)
+        Py_XSETREF(calls[i], bound[i]);
+    return 0;
+}
+
 static int
 aead_set_lane(AeadCore *self, PyObject *value, void *closure)
 {
@@ -584,15 +600,7 @@ static int
 aead_set_sw(AeadCore *self, PyObject *value, void *closure)
 {
     /* OpenSSL's object: calling its methods bound costs no more than the calls they replace. */
-    PyObject *calls[CALLS] = {NULL};
-    if (value != NULL && value != Py_None && value != Py_False
-        && bind_builtins(value, call_names, CALLS, calls) < 0)
-        return -1;
-    Py_XINCREF(value);
-    Py_XSETREF(self->sw, value);
-    for (int i = 0; i < CALLS; i++)
-        Py_XSETREF(self->calls[i], calls[i]);
-    return 0;
+    return set_bound(&self->sw, self->calls, call_names, CALLS, value);
 }
 
 static PyGetSetDef aead_getset[] = {
@@ -1009,15 +1017,8 @@ chained_get_sw(ChainedCore *self, void *closure)
 static int
 chained_set_sw(ChainedCore *self, PyObject *value, void *closure)
 {
-    PyObject *calls[CHAIN_CALLS] = {NULL};
-    if (value != NULL && value != Py_None
-        && bind_builtins(value, chain_call_names, CHAIN_CALLS, calls) < 0)
-        return -1;
-    Py_XINCREF(value);
-    Py_XSETREF(self->sw, value);
-    for (int i = 0; i < CHAIN_CALLS; i++)
-        Py_XSETREF(self->calls[i], calls[i]);
-    return 0;
+    Py_BUILD_ASSERT((int)CHAIN_CALLS <= (int)CALLS); /* set_bound's room */
+    return set_bound(&self->sw, self->calls, chain_call_names, CHAIN_CALLS, value);
 }
 
 /* An int field that may be unset (AttributeError when read, as an unset slot). */
@@ -1490,15 +1491,7 @@ stream_get_ctx(DirectStreamCore *self, void *closure)
 static int
 stream_set_ctx(DirectStreamCore *self, PyObject *value, void *closure)
 {
-    PyObject *calls[CHAIN_CALLS] = {NULL};
-    if (value != NULL && value != Py_None
-        && bind_builtins(value, chain_call_names, CHAIN_CALLS, calls) < 0)
-        return -1;
-    Py_XINCREF(value);
-    Py_XSETREF(self->ctx, value);
-    for (int i = 0; i < CHAIN_CALLS; i++)
-        Py_XSETREF(self->calls[i], calls[i]);
-    return 0;
+    return set_bound(&self->ctx, self->calls, chain_call_names, CHAIN_CALLS, value);
 }
 
 static PyGetSetDef stream_getset[] = {
