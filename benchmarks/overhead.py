@@ -264,6 +264,18 @@ def cbc_stream_cases(args) -> list[dict]:
     engine = OpenSSLEngine("aes-128-cbc", "openssl-as-cbc-engine")
     policy = cryptoffload.Policy(min_size={"aes-128-cbc": 2 << 20})
     provider = cryptoffload.Provider([engine], policy)
+    results = cbc_update_into_cases("held back: ", provider, args)
+    snap = provider.counters.snapshot()
+    if snap[engine.name].get("aes-128-cbc", {}).get("ops") or not snap["software"]:
+        raise SystemExit("the held-back CBC updates were not all software's")
+    if not snap[engine.name]["aes-128-cbc"]["declined"].get("below-threshold"):
+        raise SystemExit("the engine's declines of the held-back CBC updates were not counted")
+    return results
+
+
+def cbc_update_into_cases(label: str, provider: cryptoffload.Provider | None, args) -> list[dict]:
+    """A ``Cipher`` AES-128-CBC encryption stream's ``update_into`` of 64 B and 1 KiB, again and
+    again on one stream, through ``provider`` (None: the default), ``cryptography``'s beside it."""
     key, iv = bytes(range(16)), bytes(range(16, 32))
     results = []
     for size in (64, 1024):
@@ -276,18 +288,13 @@ def cbc_stream_cases(args) -> list[dict]:
             assert o_buf == c_buf
         results.append(
             compare(
-                "held back: aes-128-cbc update_into",
+                f"{label}aes-128-cbc update_into",
                 size,
                 lambda data=data, ctx=c_ctx, buf=c_buf: ctx.update_into(data, buf),
                 lambda data=data, ctx=o_ctx, buf=o_buf: ctx.update_into(data, buf),
                 args,
             )
         )
-    snap = provider.counters.snapshot()
-    if snap[engine.name].get("aes-128-cbc", {}).get("ops") or not snap["software"]:
-        raise SystemExit("the held-back CBC updates were not all software's")
-    if not snap[engine.name]["aes-128-cbc"]["declined"].get("below-threshold"):
-        raise SystemExit("the engine's declines of the held-back CBC updates were not counted")
     return results
 
 
@@ -347,23 +354,7 @@ def software_cases(args) -> list[dict]:
         ),
     ]
     results += gcm_stream_cases("", None, args)
-    iv = bytes(range(16, 32))
-    for size in (64, 1024):
-        data = bytes(range(256)) * (size // 256) if size >= 256 else bytes(range(size))
-        c_ctx = CCipher(c_algorithms.AES(key), c_modes.CBC(iv)).encryptor()
-        o_ctx = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
-        c_buf, o_buf = bytearray(size + 15), bytearray(size + 15)
-        assert o_ctx.update_into(data, o_buf) == c_ctx.update_into(data, c_buf) == size
-        assert o_buf == c_buf
-        results.append(
-            compare(
-                "aes-128-cbc update_into",
-                size,
-                lambda data=data, ctx=c_ctx, buf=c_buf: ctx.update_into(data, buf),
-                lambda data=data, ctx=o_ctx, buf=o_buf: ctx.update_into(data, buf),
-                args,
-            )
-        )
+    results += cbc_update_into_cases("", None, args)
     if not provider.counters.snapshot()["software"]:
         raise SystemExit("the provider counted none of the software-path operations")
     return results
