@@ -262,26 +262,38 @@ class PureChainedCore:
         "_whole_blocks",
     )
 
+    def _held_size(self, n: int) -> int:
+        """The op an engine would get for ``n`` more bytes; -1 unless the policy holds it back
+        (``held_lane`` in the compiled twin)."""
+        block = self._block
+        size = self._sw_total % block + n
+        if self._whole_blocks:
+            size -= size % block
+        lane = self._lane
+        return size if size < lane.hold_below or size > lane.hold_above else -1
+
+    def _note_held(self, data: bytes, size: int) -> None:
+        """After a held-back op: the bytes count, the input tail, ``~size`` tallied (0: none),
+        the lane folding a long record (``note_held`` in the compiled twin)."""
+        n = len(data)
+        self._sw_total += n
+        self._sw_in = data if n >= TAIL else (bytes(self._sw_in) + data)[-TAIL:]
+        if size:
+            lane = self._lane
+            lane.tally(~size)
+            if len(lane.tally_q) > FOLD_AT:  # a long stream: keep the record short
+                lane.fold_due()
+
     def update(self, data: bytes) -> bytes:
         """The output for ``data`` (ECB and CBC hold a partial block back)."""
         sw = self._sw
-        if sw is not None and data.__class__ is bytes:
-            n = len(data)
-            block = self._block
-            size = self._sw_total % block + n
-            if self._whole_blocks:
-                size -= size % block
-            lane = self._lane
-            if (size < lane.hold_below or size > lane.hold_above) and n:
+        if sw is not None and data.__class__ is bytes and data:
+            size = self._held_size(len(data))
+            if size >= 0:
                 out = sw.update(data)
-                self._sw_total += n
-                self._sw_in = data if n >= TAIL else (bytes(self._sw_in) + data)[-TAIL:]
                 if out and self._cbc_encrypt:
                     self._sw_out = out if len(out) >= 16 else (self._sw_out + out)[-16:]
-                if size:
-                    lane.tally(~size)
-                    if len(lane.tally_q) > FOLD_AT:  # a long stream: keep the record short
-                        lane.fold_due()
+                self._note_held(data, size)
                 return out
         return self._update_slow(data)  # type: ignore[attr-defined]
 
@@ -289,22 +301,12 @@ class PureChainedCore:
         """Write the output for ``data`` into ``buf``; return its length."""
         sw = self._sw
         if sw is not None and data.__class__ is bytes and buf.__class__ is bytearray:
-            n = len(data)
-            block = self._block
-            size = self._sw_total % block + n
-            if self._whole_blocks:
-                size -= size % block
-            lane = self._lane
-            if (size < lane.hold_below or size > lane.hold_above) and len(buf) >= n + block - 1:
+            size = self._held_size(len(data))
+            if size >= 0 and len(buf) >= len(data) + self._block - 1:
                 k = sw.update_into(data, buf)
-                self._sw_total += n
-                self._sw_in = data if n >= TAIL else (bytes(self._sw_in) + data)[-TAIL:]
                 if k and self._cbc_encrypt:
                     self._sw_out = buf[max(0, k - 16) : k]  # a copy: the caller owns buf
-                if size:
-                    lane.tally(~size)
-                    if len(lane.tally_q) > FOLD_AT:  # a long stream: keep the record short
-                        lane.fold_due()
+                self._note_held(data, size)
                 return k
         return self._update_into_slow(data, buf)  # type: ignore[attr-defined]
 
