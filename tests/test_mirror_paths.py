@@ -91,8 +91,10 @@ def test_the_asymmetric_path_is_the_flat_module(name):
     flat = importlib.import_module(f"cryptoffload.{name}")
     nested = importlib.import_module(f"cryptoffload.asymmetric.{name}")
     assert sorted(nested.__all__) == sorted(flat.__all__)
-    for attr in flat.__all__:
-        assert getattr(nested, attr) is getattr(flat, attr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reading DSA's names warns with cryptography 51
+        for attr in flat.__all__:
+            assert getattr(nested, attr) is getattr(flat, attr)
 
 
 def test_from_asymmetric_import_rsa_and_padding_signs_through_the_provider():

@@ -13,8 +13,11 @@ from cryptography.hazmat.primitives.asymmetric import ed25519 as c_ed25519
 from cryptography.hazmat.primitives.asymmetric import rsa as c_rsa
 from cryptography.hazmat.primitives.asymmetric import x448 as c_x448
 from cryptography.hazmat.primitives.asymmetric import x25519 as c_x25519
+from dsa_warning import IGNORE_DSA_WARNING
 
 from cryptoffload import Provider, dh, dsa, ec, ed448, ed25519, rsa, using, x448, x25519
+
+pytestmark = IGNORE_DSA_WARNING  # DSA keys are among the native keys tested
 
 NATIVE = {
     "rsa": (rsa, lambda: c_rsa.generate_private_key(65537, 1024)),

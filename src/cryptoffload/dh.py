@@ -14,9 +14,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from cryptography.hazmat.primitives import serialization as _ser
+from cryptography.hazmat.primitives.asymmetric import dh as _c_dh
 from cryptography.utils import CryptographyDeprecationWarning
 
 from cryptoffload import validate
+from cryptoffload._deprecations import native
 from cryptoffload._keys import PrivateKey, PublicKey
 from cryptoffload.blocks import der, ffdh, pkcs8
 from cryptoffload.blocks.ffdhe import FFDHE_GROUPS, Group, group_for_prime
@@ -423,14 +425,19 @@ def generate_private_key(group_name: str, *, provider: Provider | None = None) -
     return DHParameters(ffdh.Params(g.p, g.g), provider=provider).generate_private_key()
 
 
-# Type checks against cryptography's DH interfaces hold for these keys (as for its own). Reading
-# the interface names from cryptography's dh module warns, once, here: hide that one warning.
-with quiet_ffdh_warning():
-    from cryptography.hazmat.primitives.asymmetric import dh as _c_dh
+#: As `cryptography`'s own module has them (its tests read them): the key classes under names
+#: that never warn. cryptoffload's FFDH is not deprecated: its public names do not warn either.
+_DHPublicKey = DHPublicKey
+_DHPrivateKey = DHPrivateKey
 
-    _c_dh.DHPrivateKey.register(DHPrivateKey)
-    _c_dh.DHPublicKey.register(DHPublicKey)
-    _c_dh.DHParameters.register(DHParameters)
-    # And `cryptography`'s own DH keys count as ours (read into ffdh records when taken).
-    DHPublicKey._NATIVE = _c_dh.DHPublicKey
-    DHPrivateKey._NATIVE = _c_dh.DHPrivateKey
+# Type checks against cryptography's DH interfaces hold for these keys (as for its own); the
+# interfaces are read without the FFDH deprecation warning that reading their names gives.
+for _ours, _name in (
+    (DHPrivateKey, "DHPrivateKey"),
+    (DHPublicKey, "DHPublicKey"),
+    (DHParameters, "DHParameters"),
+):
+    native(_c_dh, _name).register(_ours)
+# And `cryptography`'s own DH keys count as ours (read into ffdh records when taken).
+DHPublicKey._NATIVE = native(_c_dh, "DHPublicKey")
+DHPrivateKey._NATIVE = native(_c_dh, "DHPrivateKey")

@@ -1,5 +1,6 @@
 """DSA keys (``dsa-2048-sign``, ``dsa-2048-verify``...), offered to engines, as `cryptography`'s
-``dsa``."""
+``dsa``: where the installed `cryptography` deprecates DSA (51 on), reading this module's public
+names warns as reading its own do; importing the module does not."""
 
 from __future__ import annotations
 
@@ -9,10 +10,21 @@ from cryptography.hazmat.primitives import serialization as _ser
 from cryptography.hazmat.primitives.asymmetric import dsa as _dsa
 
 from cryptoffload import validate
+from cryptoffload._deprecations import DeprecatedNames, native
 from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.ops import DsaOp
 from cryptoffload.provider import Provider, checked_provider
+
+#: `cryptography`'s own classes and functions, read without its deprecation warning.
+_NativeParameterNumbers = native(_dsa, "DSAParameterNumbers")
+_NativePublicNumbers = native(_dsa, "DSAPublicNumbers")
+_NativePrivateNumbers = native(_dsa, "DSAPrivateNumbers")
+_NativeParameters = native(_dsa, "DSAParameters")
+_NativePublicKey = native(_dsa, "DSAPublicKey")
+_NativePrivateKey = native(_dsa, "DSAPrivateKey")
+_native_generate_parameters = native(_dsa, "generate_parameters")
+_native_generate_private_key = native(_dsa, "generate_private_key")
 
 __all__ = [
     "DSAParameterNumbers",
@@ -37,11 +49,11 @@ class DSAParameterNumbers(Numbers):
     """
 
     __slots__ = ()
-    _WRAPS = _dsa.DSAParameterNumbers
+    _WRAPS = _NativeParameterNumbers
     __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, p: int, q: int, g: int) -> None:
-        self._raw = _dsa.DSAParameterNumbers(p, q, g)
+        self._raw = _NativeParameterNumbers(p, q, g)
 
     p = property(lambda self: self._raw.p, doc="The modulus.")
     q = property(lambda self: self._raw.q, doc="The subgroup order.")
@@ -51,7 +63,7 @@ class DSAParameterNumbers(Numbers):
         self, backend: object = None, *, provider: Provider | None = None
     ) -> DSAParameters:
         """The group (checked by OpenSSL)."""
-        return DSAParameters(self._raw.parameters(), provider=provider)
+        return _DSAParameters(self._raw.parameters(), provider=provider)
 
 
 class DSAPublicNumbers(Numbers):
@@ -61,26 +73,26 @@ class DSAPublicNumbers(Numbers):
     """
 
     __slots__ = ()
-    _WRAPS = _dsa.DSAPublicNumbers
+    _WRAPS = _NativePublicNumbers
     __hash__ = None  # type: ignore[assignment]
 
     def __init__(
-        self, y: int, parameter_numbers: DSAParameterNumbers | _dsa.DSAParameterNumbers
+        self, y: int, parameter_numbers: DSAParameterNumbers | _NativeParameterNumbers
     ) -> None:
-        self._raw = _dsa.DSAPublicNumbers(y, unwrap(parameter_numbers))
+        self._raw = _NativePublicNumbers(y, unwrap(parameter_numbers))
 
     y = property(lambda self: self._raw.y, doc="The public value.")
 
     @property
     def parameter_numbers(self) -> DSAParameterNumbers:
         """The group's numbers."""
-        return DSAParameterNumbers._wrap(self._raw.parameter_numbers)
+        return _DSAParameterNumbers._wrap(self._raw.parameter_numbers)
 
     def public_key(
         self, backend: object = None, *, provider: Provider | None = None
     ) -> DSAPublicKey:
         """The public key, offered to the provider in force (or ``provider``)."""
-        return DSAPublicKey(self._raw.public_key(), provider=provider)
+        return _DSAPublicKey(self._raw.public_key(), provider=provider)
 
 
 class DSAPrivateNumbers(Numbers):
@@ -90,24 +102,24 @@ class DSAPrivateNumbers(Numbers):
     """
 
     __slots__ = ()
-    _WRAPS = _dsa.DSAPrivateNumbers
+    _WRAPS = _NativePrivateNumbers
     __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, x: int, public_numbers: DSAPublicNumbers | _dsa.DSAPublicNumbers) -> None:
-        self._raw = _dsa.DSAPrivateNumbers(x, unwrap(public_numbers))
+    def __init__(self, x: int, public_numbers: DSAPublicNumbers | _NativePublicNumbers) -> None:
+        self._raw = _NativePrivateNumbers(x, unwrap(public_numbers))
 
     x = property(lambda self: self._raw.x, doc="The private value.")
 
     @property
     def public_numbers(self) -> DSAPublicNumbers:
         """The public numbers."""
-        return DSAPublicNumbers._wrap(self._raw.public_numbers)
+        return _DSAPublicNumbers._wrap(self._raw.public_numbers)
 
     def private_key(
         self, backend: object = None, *, provider: Provider | None = None
     ) -> DSAPrivateKey:
         """The private key (checked by OpenSSL), offered to the provider in force."""
-        return DSAPrivateKey(self._raw.private_key(), provider=provider)
+        return _DSAPrivateKey(self._raw.private_key(), provider=provider)
 
     def __repr__(self) -> str:
         return "<DSAPrivateNumbers>"
@@ -118,19 +130,19 @@ class DSAParameters:
 
     __slots__ = ("_params", "_provider")
 
-    def __init__(self, params: _dsa.DSAParameters, *, provider: Provider | None = None) -> None:
-        if isinstance(params, DSAParameters):
+    def __init__(self, params: _NativeParameters, *, provider: Provider | None = None) -> None:
+        if isinstance(params, _DSAParameters):
             params = params._params
         self._params = params
         self._provider = checked_provider(provider)
 
     def generate_private_key(self) -> DSAPrivateKey:
         """A new key in this group (generated in OpenSSL)."""
-        return DSAPrivateKey(self._params.generate_private_key(), provider=self._provider)
+        return _DSAPrivateKey(self._params.generate_private_key(), provider=self._provider)
 
     def parameter_numbers(self) -> DSAParameterNumbers:
         """p, q and g."""
-        return DSAParameterNumbers._wrap(self._params.parameter_numbers())
+        return _DSAParameterNumbers._wrap(self._params.parameter_numbers())
 
 
 DSAParametersWithNumbers = DSAParameters
@@ -140,14 +152,14 @@ class DSAPublicKey(PublicKey):
     """A DSA public key: ``verify`` is offered to engines."""
 
     __slots__ = ()
-    _WRAPS = _dsa.DSAPublicKey
-    _NATIVE = _dsa.DSAPublicKey
+    _WRAPS = _NativePublicKey
+    _NATIVE = _NativePublicKey
     _EXPECTED = "a DSA public key"
     _NUMBERS = DSAPublicNumbers
 
     def parameters(self) -> DSAParameters:
         """The group."""
-        return DSAParameters(self._key.parameters(), provider=self._provider)
+        return _DSAParameters(self._key.parameters(), provider=self._provider)
 
     def public_bytes(self, encoding: _ser.Encoding, format: _ser.PublicFormat) -> bytes:
         """Serialize, as `cryptography` does."""
@@ -176,15 +188,15 @@ class DSAPrivateKey(PrivateKey):
     """A DSA private key: ``sign`` is offered to engines."""
 
     __slots__ = ()
-    _WRAPS = _dsa.DSAPrivateKey
-    _NATIVE = _dsa.DSAPrivateKey
+    _WRAPS = _NativePrivateKey
+    _NATIVE = _NativePrivateKey
     _EXPECTED = "a DSA private key"
     _PUBLIC = DSAPublicKey
     _NUMBERS = DSAPrivateNumbers
 
     def parameters(self) -> DSAParameters:
         """The group."""
-        return DSAParameters(self._key.parameters(), provider=self._provider)
+        return _DSAParameters(self._key.parameters(), provider=self._provider)
 
     def sign(self, data: bytes, algorithm: Any) -> bytes:
         """A DER-encoded DSA signature of ``data`` (hashed, or ``Prehashed``)."""
@@ -206,16 +218,27 @@ def generate_parameters(
     key_size: int, backend: object = None, *, provider: Provider | None = None
 ) -> DSAParameters:
     """A new group of ``key_size`` bits (1024, 2048, 3072 or 4096; generated in OpenSSL)."""
-    return DSAParameters(_dsa.generate_parameters(key_size), provider=provider)
+    return _DSAParameters(_native_generate_parameters(key_size), provider=provider)
 
 
 def generate_private_key(
     key_size: int, backend: object = None, *, provider: Provider | None = None
 ) -> DSAPrivateKey:
     """A new key in a new group of ``key_size`` bits."""
-    return DSAPrivateKey(_dsa.generate_private_key(key_size), provider=provider)
+    return _DSAPrivateKey(_native_generate_private_key(key_size), provider=provider)
 
 
-_dsa.DSAParameters.register(DSAParameters)
-_dsa.DSAPublicKey.register(DSAPublicKey)
-_dsa.DSAPrivateKey.register(DSAPrivateKey)
+_NativeParameters.register(DSAParameters)
+_NativePublicKey.register(DSAPublicKey)
+_NativePrivateKey.register(DSAPrivateKey)
+
+#: The package's own reads of this module's classes: never through the names that may warn.
+_DSAParameterNumbers = DSAParameterNumbers
+_DSAPublicNumbers = DSAPublicNumbers
+_DSAPrivateNumbers = DSAPrivateNumbers
+_DSAParameters = DSAParameters
+_DSAPublicKey = DSAPublicKey
+_DSAPrivateKey = DSAPrivateKey
+
+_deprecated = DeprecatedNames(globals(), _dsa)
+_deprecated.install(globals())

@@ -65,8 +65,8 @@ _WRAPPERS = (
     ec.EllipticCurvePublicKey,
     dh.DHPrivateKey,
     dh.DHPublicKey,
-    dsa.DSAPrivateKey,
-    dsa.DSAPublicKey,
+    dsa._DSAPrivateKey,
+    dsa._DSAPublicKey,
     ed25519.Ed25519PrivateKey,
     ed25519.Ed25519PublicKey,
     ed448.Ed448PrivateKey,
@@ -91,6 +91,18 @@ def _post_quantum_wrappers() -> tuple[type, ...]:
 
 
 _WRAPPERS += _post_quantum_wrappers()
+
+
+#: Keys `cryptography`'s loaders give that make no operation of their own, handed over as they
+#: are: 51's composite SSH keys (``ssh-mldsa44-ed25519``) hold an ML-DSA-44 and an Ed25519 key
+#: and sign nothing (``MLDSA44Ed25519PrivateKey`` has no ``sign``).
+_CONTAINERS: dict[str, type] = {
+    name: getattr(_ser, name)
+    for name in ("MLDSA44Ed25519PrivateKey", "MLDSA44Ed25519PublicKey")
+    if hasattr(_ser, name)
+}
+globals().update(_CONTAINERS)
+__all__ += sorted(_CONTAINERS)
 
 
 def wrap_key(key: Any, *, provider: Provider | None = None) -> Any:
@@ -123,6 +135,8 @@ def _pem_body(data: bytes, labels: tuple[str, ...]) -> tuple[str, bytes] | None:
 
 
 def _loaded(key: Any, provider: Provider | None) -> Any:
+    if isinstance(key, tuple(_CONTAINERS.values())):
+        return key
     return wrap_key(key, provider=provider)
 
 
