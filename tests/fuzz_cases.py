@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 
 from cryptoffload import cmac, dh, ec, gmac, hashes, hmac, modes, rsa
 from cryptoffload.aead import AESCCM, AESGCM
+from cryptoffload.blocks.curves import CRYPTOGRAPHY_CLASSES, IN_CRYPTOGRAPHY
 from cryptoffload.blocks.ffdhe import FFDHE_GROUPS
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.drbg import Drbg
@@ -135,16 +136,9 @@ def dh_private(group: str, pair: tuple[int, int], provider: Provider) -> dh.DHPr
     return dh.DHPrivateNumbers(pair[0], public).private_key(provider=provider)
 
 
+#: The curve table's curves that the installed `cryptography` has, by our name.
 CURVES: dict[str, type[c_ec.EllipticCurve]] = {
-    "p192": c_ec.SECP192R1,
-    "p224": c_ec.SECP224R1,
-    "p256": c_ec.SECP256R1,
-    "p384": c_ec.SECP384R1,
-    "p521": c_ec.SECP521R1,
-    "secp256k1": c_ec.SECP256K1,
-    "brainpoolp256r1": c_ec.BrainpoolP256R1,
-    "brainpoolp384r1": c_ec.BrainpoolP384R1,
-    "brainpoolp512r1": c_ec.BrainpoolP512R1,
+    name: CRYPTOGRAPHY_CLASSES[c.openssl_name] for name, c in IN_CRYPTOGRAPHY.items()
 }
 
 

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM
 
 from cryptoffload.blocks import ffdhe
-from cryptoffload.blocks.curves import CURVES
+from cryptoffload.blocks.curves import CRYPTOGRAPHY_CLASSES, IN_CRYPTOGRAPHY
 from cryptoffload.caam import status
 from cryptoffload.caam.desc.decoder import decode
 from cryptoffload.caam.desc.words import from_bytes
@@ -357,11 +357,8 @@ def test_rsa_past_the_pkha_is_declined(drv: Driver) -> None:
 # ---------------------------------------------------------------------- ECDSA, ECDH, key pairs
 
 CURVE_OBJECTS = {
-    "p192": ec.SECP192R1(), "p224": ec.SECP224R1(), "p256": ec.SECP256R1(),
-    "p384": ec.SECP384R1(), "p521": ec.SECP521R1(), "secp256k1": ec.SECP256K1(),
-    "brainpoolp256r1": ec.BrainpoolP256R1(), "brainpoolp384r1": ec.BrainpoolP384R1(),
-    "brainpoolp512r1": ec.BrainpoolP512R1(),
-}  # fmt: skip
+    name: CRYPTOGRAPHY_CLASSES[c.openssl_name]() for name, c in IN_CRYPTOGRAPHY.items()
+}
 
 
 def point(key: ec.EllipticCurvePrivateKey) -> tuple[int, int]:
@@ -369,7 +366,7 @@ def point(key: ec.EllipticCurvePrivateKey) -> tuple[int, int]:
     return numbers.x, numbers.y
 
 
-@pytest.mark.parametrize("curve", list(CURVES))
+@pytest.mark.parametrize("curve", list(CURVE_OBJECTS))
 def test_ecdsa_ecdh_and_key_pairs(drv: Driver, curve: str) -> None:
     obj = CURVE_OBJECTS[curve]
     key, other = ec.generate_private_key(obj), ec.generate_private_key(obj)

@@ -24,20 +24,18 @@ from vectors.loaders import (
 )
 
 from cryptoffload import ec, validate
-from cryptoffload.blocks.curves import CURVES, Curve, short_name
+from cryptoffload.blocks.curves import (
+    CRYPTOGRAPHY_CLASSES,
+    CURVES,
+    IN_CRYPTOGRAPHY,
+    Curve,
+    short_name,
+)
 from cryptoffload.ops import EcdhOp
 
-#: Every curve in the curve table, as the `cryptography` object.
+#: Every curve in the curve table that the installed `cryptography` has, as its object.
 CURVE_OBJECTS: dict[str, _ec.EllipticCurve] = {
-    "p192": _ec.SECP192R1(),
-    "p224": _ec.SECP224R1(),
-    "p256": _ec.SECP256R1(),
-    "p384": _ec.SECP384R1(),
-    "p521": _ec.SECP521R1(),
-    "secp256k1": _ec.SECP256K1(),
-    "brainpoolp256r1": _ec.BrainpoolP256R1(),
-    "brainpoolp384r1": _ec.BrainpoolP384R1(),
-    "brainpoolp512r1": _ec.BrainpoolP512R1(),
+    name: CRYPTOGRAPHY_CLASSES[c.openssl_name]() for name, c in IN_CRYPTOGRAPHY.items()
 }
 CURVE_NAMES = list(CURVE_OBJECTS)
 each_curve = pytest.mark.parametrize("name", CURVE_NAMES)
@@ -65,7 +63,7 @@ def _reason_code(record: dict[str, Any]) -> int:
 
 
 def test_curve_objects_cover_the_curve_table():
-    assert set(CURVE_OBJECTS) == set(CURVES)
+    assert {"p256", "p521", "secp256k1", "brainpoolp512r1"} <= set(CURVE_OBJECTS) <= set(CURVES)
     for name, curve in CURVE_OBJECTS.items():
         assert short_name(curve) == name
 

@@ -63,6 +63,11 @@ __all__ = [
 ]
 #: `cryptography`'s table of curves by name (its own tests read it).
 __all__ += ["_CURVE_TYPES"]
+#: Curve classes a newer `cryptography` adds (brainpoolP224r1 and brainpoolP320r1 in 51).
+for _name in ("BrainpoolP224R1", "BrainpoolP320R1"):
+    if hasattr(_ec, _name):
+        globals()[_name] = getattr(_ec, _name)
+        __all__.append(_name)
 
 
 def _curve_name(curve: Any) -> str:

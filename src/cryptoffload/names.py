@@ -243,7 +243,7 @@ def rsa_name(bits: int, side: str) -> str:
 
 def all_algorithms() -> list[str]:
     """Every algorithm name the software engine answers for, in a stable order."""
-    from cryptoffload.blocks.curves import CURVES
+    from cryptoffload.blocks.curves import IN_CRYPTOGRAPHY
 
     names: list[str] = []
     for bits in (128, 192, 256):
@@ -259,7 +259,7 @@ def all_algorithms() -> list[str]:
     names += MORE_MACS
     for bits in RSA_SIZES:
         names += [rsa_name(bits, "private"), rsa_name(bits, "public")]
-    for curve in CURVES:
+    for curve in IN_CRYPTOGRAPHY:
         names += [f"ecdsa-{curve}-sign", f"ecdsa-{curve}-verify", f"ecdh-{curve}"]
     names += list(FFDHE_NAMES)
     names += [f"dh-{bits}" for bits in DH_SIZES]

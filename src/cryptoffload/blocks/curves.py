@@ -150,6 +150,17 @@ CURVES: dict[str, Curve] = {
             h=1,
         ),
         Curve(
+            name="brainpoolp224r1",
+            openssl_name="brainpoolP224r1",
+            p=_x("D7C134AA264366862A18302575D1D787B09F075797DA89F57EC8C0FF"),
+            a=_x("68A5E62CA9CE6C1C299803A6C1530B514E182AD8B0042A59CAD29F43"),
+            b=_x("2580F63CCFE44138870713B1A92369E33E2135D266DBB372386C400B"),
+            gx=_x("0D9029AD2C7E5CF4340823B2A87DC68C9E4CE3174C1E6EFDEE12C07D"),
+            gy=_x("58AA56F772C0726F24C6B89E4ECDAC24354B9E99CAA3F6D3761402CD"),
+            n=_x("D7C134AA264366862A18302575D0FB98D116BC4B6DDEBCA3A5A7939F"),
+            h=1,
+        ),
+        Curve(
             name="brainpoolp256r1",
             openssl_name="brainpoolP256r1",
             p=_x("A9FB57DBA1EEA9BC3E660A909D838D726E3BF623D52620282013481D1F6E5377"),
@@ -158,6 +169,29 @@ CURVES: dict[str, Curve] = {
             gx=_x("8BD2AEB9CB7E57CB2C4B482FFC81B7AFB9DE27E1E3BD23C23A4453BD9ACE3262"),
             gy=_x("547EF835C3DAC4FD97F8461A14611DC9C27745132DED8E545C1D54C72F046997"),
             n=_x("A9FB57DBA1EEA9BC3E660A909D838D718C397AA3B561A6F7901E0E82974856A7"),
+            h=1,
+        ),
+        Curve(
+            name="brainpoolp320r1",
+            openssl_name="brainpoolP320r1",
+            p=_x(
+                "D35E472036BC4FB7E13C785ED201E065F98FCFA6F6F40DEF4F92B9EC7893EC28FCD412B1F1B32E27"
+            ),
+            a=_x(
+                "3EE30B568FBAB0F883CCEBD46D3F3BB8A2A73513F5EB79DA66190EB085FFA9F492F375A97D860EB4"
+            ),
+            b=_x(
+                "520883949DFDBC42D3AD198640688A6FE13F41349554B49ACC31DCCD884539816F5EB4AC8FB1F1A6"
+            ),
+            gx=_x(
+                "43BD7E9AFB53D8B85289BCC48EE5BFE6F20137D10A087EB6E7871E2A10A599C710AF8D0D39E20611"
+            ),
+            gy=_x(
+                "14FDD05545EC1CC8AB4093247F77275E0743FFED117182EAA9C77877AAAC6AC7D35245D1692E8EE1"
+            ),
+            n=_x(
+                "D35E472036BC4FB7E13C785ED201E065F98FCFA5B68F12A32D482EC7EE8658E98691555B44C59311"
+            ),
             h=1,
         ),
         Curve(
@@ -222,6 +256,22 @@ CURVES: dict[str, Curve] = {
 }
 
 _BY_OPENSSL_NAME: dict[str, Curve] = {c.openssl_name: c for c in CURVES.values()}
+
+#: The installed `cryptography`'s curve classes by OpenSSL name (a release may add curves:
+#: brainpoolP224r1 and brainpoolP320r1 came in 51).
+CRYPTOGRAPHY_CLASSES: dict[str, type[ec.EllipticCurve]] = {
+    value.name: value
+    for value in vars(ec).values()
+    if isinstance(value, type)
+    and issubclass(value, ec.EllipticCurve)
+    and value is not ec.EllipticCurve
+}
+
+#: The curves of the table that the installed `cryptography` makes keys on: the ones that have
+#: algorithm names (``ecdsa-<name>-sign``...).
+IN_CRYPTOGRAPHY: dict[str, Curve] = {
+    name: c for name, c in CURVES.items() if c.openssl_name in CRYPTOGRAPHY_CLASSES
+}
 
 
 def by_cryptography(curve: ec.EllipticCurve) -> Curve:

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import padding as c_padding
 from cryptography.hazmat.primitives.asymmetric import rsa as c_rsa
 
 from cryptoffload import dh
-from cryptoffload.blocks.curves import CURVES
+from cryptoffload.blocks.curves import CRYPTOGRAPHY_CLASSES, CURVES
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.names import FFDHE_NAMES, HASH_NAMES, RSA_SIZES, cipher_family
 from cryptoffload.ops import AeadOp, CipherOp, EcdhOp, EcdsaOp, HashOp, MacOp, Op, RngOp, RsaOp
@@ -30,17 +30,6 @@ _SHA256 = c_hashes.SHA256()
 _AEAD_MODES = ("gcm", "ccm", "ocb", "gcm-siv")
 _CIPHER_MODES = ("ecb", "cbc", "ctr", "cfb", "ofb", "cfb8")
 _RSA_NAMES = frozenset(f"rsa-{bits}-{side}" for bits in RSA_SIZES for side in ("private", "public"))
-_CURVE_CLASSES = {
-    "secp192r1": c_ec.SECP192R1,
-    "secp224r1": c_ec.SECP224R1,
-    "secp256r1": c_ec.SECP256R1,
-    "secp384r1": c_ec.SECP384R1,
-    "secp521r1": c_ec.SECP521R1,
-    "secp256k1": c_ec.SECP256K1,
-    "brainpoolP256r1": c_ec.BrainpoolP256R1,
-    "brainpoolP384r1": c_ec.BrainpoolP384R1,
-    "brainpoolP512r1": c_ec.BrainpoolP512R1,
-}
 
 
 @dataclass(frozen=True)
@@ -212,7 +201,7 @@ def rsa_key(bits: int) -> c_rsa.RSAPrivateKey:
 @functools.cache
 def ec_key(curve: str, which: int) -> c_ec.EllipticCurvePrivateKey:
     """Key number ``which`` on ``curve`` (our short name, e.g. p256), made once per process."""
-    return c_ec.generate_private_key(_CURVE_CLASSES[CURVES[curve].openssl_name]())
+    return c_ec.generate_private_key(CRYPTOGRAPHY_CLASSES[CURVES[curve].openssl_name]())
 
 
 @functools.cache
