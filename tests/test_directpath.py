@@ -688,6 +688,7 @@ def test_the_pure_twin_passes_the_direct_path_and_aead_suites():
         "tests/test_vectors_aead.py",
         "tests/test_gcm_cipher_stream.py",
         "tests/test_caam_zerocopy.py",
+        "tests/test_overlap.py",
         "tests/test_kept_path.py",
         "tests/test_held_back.py",
         "tests/test_streams.py",

@@ -11,6 +11,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
 
 from cryptoffload import asyncio_lane, validate
+from cryptoffload._buffers import disjoint_input, refuse_overlap
 from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.adaptive import Adaptive
 from cryptoffload.devicekey import DeviceKey
@@ -144,6 +145,7 @@ class _AeadBase(AeadCore):
                 need = _nbytes(data) + self._tag_length
                 if memoryview(buf).nbytes != need:
                     raise ValueError(f"buffer must be {need} bytes")
+                refuse_overlap(data, buf)
                 sealed = lane.run(op, True)
                 memoryview(buf).cast("B")[:] = sealed
                 return need
@@ -264,6 +266,7 @@ class _AeadBase(AeadCore):
                 need = _nbytes(data) - self._tag_length
                 if memoryview(buf).nbytes != need:
                     raise ValueError(f"buffer must be {need} bytes")
+                refuse_overlap(data, buf)
                 plaintext = lane.run(op, True)
                 memoryview(buf).cast("B")[:] = plaintext
                 return need
@@ -303,6 +306,9 @@ class _AeadBase(AeadCore):
             need = _nbytes(data) + (self._tag_length if kind == "encrypt" else -self._tag_length)
             if into.nbytes != need:
                 raise ValueError(f"buffer must be {need} bytes")
+            own = disjoint_input(data, into)  # the engine writes into ``into`` as it reads
+            if own is not data:
+                op = AeadIntoOp(self._alg, kind, self._key, nonce, own, aad, self._tag_length, into)
             result = lane.run(op, True)
             if result.__class__ is not int:
                 into[:] = result
@@ -602,6 +608,7 @@ class AESSIV(_FixedTagAead):
         need = _nbytes(data) + (16 if kind == "encrypt" else -16)
         if memoryview(buf).nbytes != need:
             raise ValueError(f"buffer must be {need} bytes")
+        refuse_overlap(data, buf)
         out = lane.run(op, True)
         memoryview(buf).cast("B")[:] = out
         return need

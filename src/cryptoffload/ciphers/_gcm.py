@@ -27,6 +27,7 @@ from cryptography.exceptions import AlreadyFinalized, AlreadyUpdated, InvalidTag
 from cryptography.hazmat.primitives.ciphers import AEADDecryptionContext, AEADEncryptionContext
 
 from cryptoffload import validate
+from cryptoffload._buffers import refuse_overlap
 from cryptoffload._stream import RETAIN_LIMIT
 from cryptoffload.ciphers._software import SoftwareStream, software_context
 from cryptoffload.ops import AeadOp
@@ -261,6 +262,7 @@ class _EngineGcm:
         view = view.cast("B")
         if len(view) < n:
             raise ValueError(f"buffer must be at least {n} bytes for this payload")
+        refuse_overlap(data, view)
         view[:n] = self._send(bytes(data))
         return n
 

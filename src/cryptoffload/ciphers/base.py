@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.ciphers import (
 from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 
 from cryptoffload import modes, validate
+from cryptoffload._buffers import disjoint_input
 from cryptoffload.blocks import ivs
 from cryptoffload.ciphers._gcm import gcm_context
 from cryptoffload.ciphers._software import SoftwareStream, software_context
@@ -317,6 +318,7 @@ class _ChainedContext(ChainedCore):
             need = n + self._slack
             if len(buf) < need:
                 raise ValueError(f"buffer must be at least {need} bytes for this payload")
+            data = disjoint_input(data, buf)  # the engine writes into ``buf`` as it reads
             lane = self._lane
             if (
                 not self._held
@@ -340,6 +342,7 @@ class _ChainedContext(ChainedCore):
             view = view.cast("B")
         if len(view) < n + self._slack:
             raise ValueError(f"buffer must be at least {n + self._slack} bytes for this payload")
+        data = disjoint_input(data, view)  # an engine may write into ``view`` as it reads
         out = self._update(data, None if view.readonly else view)
         if out.__class__ is int:  # the engine wrote into the caller's buffer
             return out

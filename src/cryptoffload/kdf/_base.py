@@ -10,6 +10,7 @@ from typing import Any
 from cryptography.exceptions import AlreadyFinalized, InvalidKey
 
 from cryptoffload import validate
+from cryptoffload._buffers import refuse_overlap
 from cryptoffload.hashes import digest
 from cryptoffload.ops import KdfOp
 from cryptoffload.provider import Provider, checked_provider, resolve
@@ -96,6 +97,7 @@ class OneShotKDF:
         """Write the derived key into ``buffer`` (exactly ``length`` bytes); its length."""
         key = material("key_material", key_material)
         out = writable(buffer)
+        refuse_overlap(key_material, out)
         self._claim()
         state = self._begin(key)
         if len(out) != self._length:
