@@ -110,6 +110,15 @@ def test_fernet_argument_errors_are_cryptographys():
     assert SPEC_KEY not in repr(Fernet(SPEC_KEY))
 
 
+def test_multifernet_takes_any_iterable_of_fernets_and_refuses_anything_else():
+    # cryptography 51.0.1: a generator is taken; an element that is not a Fernet is a TypeError
+    # when the MultiFernet is made, not an AttributeError at its first use.
+    old, new = Fernet(Fernet.generate_key()), Fernet(Fernet.generate_key())
+    assert MultiFernet(f for f in [new, old]).decrypt(old.encrypt(b"m")) == b"m"
+    with pytest.raises(TypeError, match="MultiFernet takes Fernet instances, got object"):
+        MultiFernet([new, object()])
+
+
 def test_multifernet_rotates_to_its_first_key_keeping_the_timestamp():
     old, new = Fernet(Fernet.generate_key()), Fernet(Fernet.generate_key())
     token = old.encrypt_at_time(b"secret", 1000)

@@ -137,6 +137,9 @@ class MultiFernet:
 
     def __init__(self, fernets: Iterable[Fernet]) -> None:
         fernets = list(fernets)
+        for fernet in fernets:  # as `cryptography` 51 checks them (before, a use failed later)
+            if not isinstance(fernet, Fernet):
+                raise TypeError(f"MultiFernet takes Fernet instances, got {type(fernet).__name__}")
         if not fernets:
             raise ValueError("MultiFernet requires at least one Fernet instance")
         self._fernets = fernets
