@@ -7,7 +7,10 @@ their ``cryptography.hazmat.primitives`` imports rewritten to the mirrored crypt
 and run twice: with the default provider, and with a pass-through engine claiming every algorithm
 (so every op takes the engine path). Each is printed per file beside the unrewritten files run
 against `cryptography` itself, with how many passing tests ran cryptoffload's own code and how
-many it counted operations for.
+many it counted operations for. A test that cannot run because the installed
+`cryptography_vectors` lacks a file it reads (the index may serve an older release than
+`cryptography`'s) is listed as such, not failed. Exit status 1 when any test's outcome, or any
+file's import, differs from `cryptography`'s.
 
     python3 compat/pyca_suite.py [--files test_aes,test_hashes] [--config default|engine|both]
                                  [--json] [-v]
@@ -385,6 +388,7 @@ def summarize(results: dict, files: list[str]) -> dict[str, dict[str, Any]]:
             "passed": 0,
             "failed": 0,
             "skipped": 0,
+            "unrunnable": 0,
             "reached": 0,
             "exercised": 0,
             "engine": 0,
@@ -402,6 +406,8 @@ def summarize(results: dict, files: list[str]) -> dict[str, dict[str, Any]]:
             continue
         outcome = "skipped" if entry["outcome"] == "xfailed" else entry["outcome"]
         row[outcome] += 1
+        if outcome == "unrunnable":
+            row.setdefault("missing", []).append(entry["missing"])
         if outcome == "passed" and entry.get("reached"):
             row["reached"] += 1
         if outcome == "passed" and entry.get("ops"):
@@ -432,44 +438,69 @@ def differences(base: dict, other: dict) -> list[tuple[str, str, str, str]]:
 def _cell(row: dict[str, Any]) -> str:
     if "collect_error" in row and not (row["passed"] or row["failed"] or row["skipped"]):
         return "collection error"
-    return f"{row['passed']}/{row['failed']}/{row['skipped']}"
+    cell = f"{row['passed']}/{row['failed']}/{row['skipped']}"
+    return cell + (f" +{row['unrunnable']}nv" if row["unrunnable"] else "")
 
 
 def print_table(files: list[str], base: dict, runs: dict[str, dict]) -> None:
     """One line per file: cryptography, then each configuration with the passing tests that ran
     cryptoffload's code and those it counted ops for."""
-    head = f"{'file':<24} {'cryptography':>13}"
+    head = f"{'file':<24} {'cryptography':>17}"
     for config in runs:
-        head += f" | {config + ' p/f/s':>16} {'reached':>7} {'exercised':>9} {'same':>4}"
+        head += f" | {config + ' p/f/s':>17} {'reached':>7} {'exercised':>9} {'same':>4}"
     print(head)
     print("-" * len(head))
     totals: dict[str, dict[str, int]] = {}
     for name in files:
         b = base[name]
-        line = f"{name:<24} {_cell(b):>13}"
+        line = f"{name:<24} {_cell(b):>17}"
         for config, rows in runs.items():
             r = rows[name]
-            same = all(r[k] == b[k] for k in ("passed", "failed", "skipped"))
+            same = all(r[k] == b[k] for k in ("passed", "failed", "skipped", "unrunnable"))
             exercised = f"{r['exercised']}" + (f" ({r['engine']})" if config == "engine" else "")
             line += (
-                f" | {_cell(r):>16} {r['reached']:>7} {exercised:>9} {'yes' if same else 'NO':>4}"
+                f" | {_cell(r):>17} {r['reached']:>7} {exercised:>9} {'yes' if same else 'NO':>4}"
             )
             t = totals.setdefault(
                 config,
-                {"passed": 0, "failed": 0, "skipped": 0, "same": 0, "reached": 0, "exercised": 0},
+                {
+                    "passed": 0,
+                    "failed": 0,
+                    "skipped": 0,
+                    "unrunnable": 0,
+                    "same": 0,
+                    "reached": 0,
+                    "exercised": 0,
+                },
             )
-            for k in ("passed", "failed", "skipped", "reached", "exercised"):
+            for k in ("passed", "failed", "skipped", "unrunnable", "reached", "exercised"):
                 t[k] += r[k]
             t["same"] += same
         print(line)
-    tb = {k: sum(base[n][k] for n in files) for k in ("passed", "failed", "skipped")}
-    cell = f"{tb['passed']}/{tb['failed']}/{tb['skipped']}"
-    line = f"{'total':<24} {cell:>13}"
+    tb = {k: sum(base[n][k] for n in files) for k in ("passed", "failed", "skipped", "unrunnable")}
+    line = f"{'total':<24} {_cell(tb):>17}"
     for t in totals.values():
-        cell = f"{t['passed']}/{t['failed']}/{t['skipped']}"
         same = f"{t['same']}/{len(files)}"
-        line += f" | {cell:>16} {t['reached']:>7} {t['exercised']:>9} {same:>4}"
+        line += f" | {_cell(t):>17} {t['reached']:>7} {t['exercised']:>9} {same:>4}"
     print(line)
+
+
+def print_unrunnable(files: list[str], base: dict, runs: dict[str, dict], version: str) -> None:
+    """The tests that could not run for want of a vector file, and the files, per test file."""
+    missing = {name: sorted(set(base[name].get("missing", []))) for name in files}
+    missing = {name: found for name, found in missing.items() if found}
+    if not missing:
+        return
+    vectors = importlib.metadata.version("cryptography-vectors")
+    total = sum(base[name]["unrunnable"] for name in files)
+    print(
+        f"\ncould not run ({total} under cryptography; each configuration: "
+        + ", ".join(f"{c} {sum(rows[n]['unrunnable'] for n in files)}" for c, rows in runs.items())
+        + f"): cryptography {version}'s tests read vector files that cryptography_vectors"
+        f" {vectors} does not have:"
+    )
+    for name, found in missing.items():
+        print(f"  {name} ({base[name]['unrunnable']} tests): {', '.join(found)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -522,13 +553,15 @@ def main(argv: list[str] | None = None) -> int:
             indent=2,
         )
         print()
-        return 0
+        return 1 if differs(runs, diffs) else 0
     print(f"cryptography {version}: pyca's tests, passed/failed/skipped per file. Of the passing")
     print("tests, 'reached': those that ran cryptoffload's own code (the rest used only names it")
     print("takes from `cryptography` as they are, such as padding or the vector loaders);")
-    print("'exercised': those it counted operations for (engine: by the engine).")
+    print("'exercised': those it counted operations for (engine: by the engine). +Nnv: N tests")
+    print("could not run, a vector file they read missing from cryptography_vectors.")
     print()
     print_table(files, base, runs)
+    print_unrunnable(files, base, runs, version)
     if kept:
         print("\nnames left on cryptography (cryptoffload has no counterpart):")
         for rel, names in kept.items():
@@ -551,7 +584,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {nodeid}: {a} -> {b}  {message[:140]}")
         if not args.verbose and len(found) > 20:
             print(f"  ... {len(found) - 20} more (-v lists them all)")
-    return 0
+    return 1 if differs(runs, diffs) else 0
+
+
+def differs(runs: dict[str, dict], diffs: dict[str, list]) -> bool:
+    """Whether any configuration differs from `cryptography` (a test's outcome, or a file that
+    does not import): the run's exit status is 1 then."""
+    broken = any("collect_error" in row for rows in runs.values() for row in rows.values())
+    return broken or any(diffs.values())
 
 
 if __name__ == "__main__":
