@@ -57,13 +57,15 @@ def _cryptodev_device() -> Provider:
     return Provider(["cryptodev:any"], policy=cryptoffload.Policy(min_size={"*": 0}))
 
 
+#: The PKCS#11 engines of the engine set, by spec: closed when the session ends.
 _PKCS11_ENGINES: dict[str, object] = {}
 
 
 def _pkcs11_softhsm() -> Provider:
-    # One engine per token for the whole session (set up by the softhsm_token fixture): each
-    # provider built on it starts with zeroed counters; the engine probes the token once.
-    spec = _PKCS11_ENGINES["spec"]
+    # One engine on this process's token for the whole session, whichever test comes first
+    # (a file run alone, a test that calls the engine sets itself): each provider built on it
+    # starts with zeroed counters; the engine probes the token once.
+    spec = softhsm.shared().spec
     engine = _PKCS11_ENGINES.get(spec)
     if engine is None:
         engine = _PKCS11_ENGINES[spec] = cryptoffload.engines.from_spec(spec)
@@ -103,25 +105,26 @@ if has_dev_crypto():  # and the real device, software drivers included, where th
 
 
 @pytest.fixture(scope="session")
-def softhsm_token() -> Iterator[softhsm.SoftHsm]:
-    """A SoftHSM token initialised in a temporary directory for the session (skips without
-    SoftHSM); its engine is closed at the end, the directory removed when the process exits."""
+def softhsm_token() -> softhsm.SoftHsm:
+    """The SoftHSM token of the session (skips without SoftHSM); its directory is removed when
+    the process exits."""
     missing = softhsm.why_missing()
     if missing:
         pytest.skip(missing)
-    token = softhsm.shared()
-    _PKCS11_ENGINES["spec"] = token.spec
-    yield token
-    engine = _PKCS11_ENGINES.pop(token.spec, None)
-    if engine is not None:
-        engine.close()  # type: ignore[attr-defined]
+    return softhsm.shared()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _pkcs11_engines_closed() -> Iterator[None]:
+    """The engine set's PKCS#11 engines are closed when the session ends."""
+    yield
+    while _PKCS11_ENGINES:
+        _PKCS11_ENGINES.popitem()[1].close()  # type: ignore[attr-defined]
 
 
 @pytest.fixture(params=list(ENGINE_SETS), ids=list(ENGINE_SETS))
 def provider(request: pytest.FixtureRequest) -> Provider:
     """A fresh provider for each engine set; its counters start at zero."""
-    if request.param.startswith("pkcs11"):
-        request.getfixturevalue("softhsm_token")
     return ENGINE_SETS[request.param]()
 
 

@@ -796,6 +796,19 @@ def test_engines_lists_what_the_block_has_what_it_claims_and_its_figures(capsys)
     assert "era: " in out and "ring depth: 64" in out
 
 
+def test_engines_says_why_there_is_no_caam_without_repeating_the_engines_name(
+    monkeypatch, tmp_path, capsys
+):
+    from cryptoffload.engines import caam as caam_engine
+
+    monkeypatch.setattr(caam_engine, "DEVICE_TREE", tmp_path)  # a machine without the block
+    code, out = run_cli(capsys, "engines", "--engine", "caam", "--json")
+    row = next(r for r in json.loads(out)["engines"] if r["name"] == "caam")
+    assert code == 0 and row["reason"].startswith("no SEC/CAAM block on this machine"), row
+    code, out = run_cli(capsys, "engines", "--engine", "caam")
+    assert code == 0 and "not available: no SEC/CAAM block" in out, out
+
+
 def test_bench_has_caam_rows_with_a_speed_an_offload_share_and_figures(capsys, tmp_path):
     saved = tmp_path / "bench.json"
     argv = ["bench", "--engines", "software,caam:model=t2080", "--algs", "aes-128-gcm,sha256"]

@@ -7,9 +7,11 @@ import subprocess
 import sys
 
 import pytest
+import softhsm
 from doubles import AbsentEngine, DecliningEngine, TakeAllEngine
 
 from cryptoffload import directpath, engines
+from cryptoffload.engines.base import Capabilities
 from cryptoffload.tools import cli, selftest
 from cryptoffload.tools.selftest import Result
 
@@ -35,6 +37,35 @@ def test_engines_json_shape(capsys):
     assert "aes-128-gcm" in row["algorithms"] and "ffdhe2048" in row["algorithms"]
     assert set(data["policy"]) == {"require", "deny", "min_size", "max_size"}
     assert data["direct_path"] == ("compiled" if directpath.COMPILED else "pure")
+
+
+def test_engines_table_shows_bindings_that_name_no_kernel_algorithm(capsys):
+    # The engine protocol asks only for driver and hardware per algorithm (synthetic's answer).
+    code, out, err = run_cli(capsys, "engines", "--engine", "synthetic")
+    assert code == 0, err
+    words = " ".join(out.split())  # a title wider than its table is wrapped
+    assert "algorithm bindings" in words and "synthetic (OpenSSL, timed)" in out
+    assert "kernel name" not in out  # no column of empty cells
+
+
+def test_engines_table_marks_a_binding_that_does_not_say_hardware_or_not(monkeypatch, capsys):
+    class Vague(TakeAllEngine):
+        def probe(self):
+            algs = frozenset({"sha256"})
+            return Capabilities(True, algorithms=algs, detail={"algorithms": {"sha256": {}}})
+
+    monkeypatch.setitem(engines.FACTORIES, "vague", lambda arg: Vague("vague"))
+    code, out, err = run_cli(capsys, "engines", "--engine", "vague")
+    assert code == 0, err
+    assert "vague: algorithm bindings" in " ".join(out.split()) and "unknown" in out
+
+
+def test_engines_table_of_a_pkcs11_token_lists_its_mechanisms(softhsm_token, capsys):
+    code, out, err = run_cli(capsys, "engines", "--engine", softhsm_token.spec)
+    assert code == 0, err
+    assert f"pkcs11:{softhsm_token.label}: algorithm bindings" in " ".join(out.split())
+    assert "0x1082" in out  # CKM_AES_CBC, behind aes-128-cbc
+    assert softhsm.PIN not in out + err
 
 
 def test_unknown_engine_spec_exits_2_with_message(capsys):

@@ -12,7 +12,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import conftest
 import pytest
+import softhsm
 from conftest import ENGINE_SETS
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
@@ -51,6 +53,15 @@ def any_provider(request: pytest.FixtureRequest) -> Provider:
 
 
 RFC6979 = ecdsa_rfc6979_vectors()
+
+
+def test_the_pkcs11_engine_set_needs_no_fixture_run_before_it(monkeypatch):
+    # Run alone, this file reached the engine set before any test had asked for the token.
+    if "pkcs11-softhsm" not in ENGINE_SETS:
+        pytest.skip(softhsm.why_missing() or "no SoftHSM")
+    monkeypatch.delitem(conftest._PKCS11_ENGINES, "spec", raising=False)
+    provider = ENGINE_SETS["pkcs11-softhsm"]()
+    assert not provider.unavailable and provider.engines[0].name.startswith("pkcs11:")
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,18 @@
-"""The README's Python blocks run as written and print what their comments show.
+"""The README's Python blocks run as written and print what their comments show; so do its
+console examples; its sh blocks run as written, those that cannot run here excused by name.
 
 In a block, the comment lines that follow a ``print(...)`` are what it prints (``...`` stands
 for any text, as in doctest). Each block runs in a fresh namespace, in a fresh interpreter, so
-that the default provider is the one a new user gets.
+that the default provider is the one a new user gets. An sh block holds commands only (output
+is shown in console blocks); it runs in bash with ``-e``, as a new user would: a fresh home and
+working directory, ``python``, ``python3`` and ``cryptoffload`` on this interpreter.
 """
 
 from __future__ import annotations
 
 import doctest
+import json
+import os
 import pathlib
 import re
 import shlex
@@ -15,6 +20,7 @@ import subprocess
 import sys
 
 import pytest
+import softhsm
 
 README = pathlib.Path(__file__).parents[1] / "README.md"
 BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(), flags=re.M | re.S)
@@ -96,3 +102,151 @@ def test_readme_console_example_prints_what_it_shows(example, tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.rstrip("\n") == shown.rstrip("\n")
+
+
+# -- the sh blocks ----------------------------------------------------------------------------
+
+SH_BLOCKS = re.findall(r"^```(?:sh|bash|shell)\n(.*?)^```", README.read_text(), flags=re.M | re.S)
+
+#: The README's sh blocks that cannot run here, by their first command (as written, less a
+#: trailing comment), each with why. Every other block runs: a new one either passes here or is
+#: listed.
+NOT_HERE = {
+    "python3 -m pip install . && cryptoffload bench": (
+        "installs from the index, and bench measures every engine for about a minute"
+    ),
+    "python3 -m pip install -e '.[test]' && python3 -m pytest -n auto": (
+        "installs from the index, and is the whole test suite (this test is part of it)"
+    ),
+    "rig/setup && rig/run python3 -m pytest tests/test_afalg_guest.py "
+    "tests/test_afalg_drivers.py": (
+        "the kernel rig: boots a QEMU guest (minutes); .ci/run runs it after the suite"
+    ),
+    "git clone https://github.com/cryptodev-linux/cryptodev-linux && cd cryptodev-linux": (
+        "builds and loads cryptodev-linux for a board's kernel, then runs on the board"
+    ),
+    "echo ffe301000.jr > /sys/bus/platform/drivers/caam_jr/unbind": (
+        "on a board with a CAAM: unbinds the kernel's job ring driver, as root"
+    ),
+}
+#: Single commands left out of a block that runs.
+SYNOPSIS = "a synopsis: brackets mark options, not shell"
+NOT_HERE_COMMANDS = {
+    "python -m cryptoffload run [--engines LIST] [--policy FILE] [--counters FILE] "
+    "[--only PKG,...] (-m MODULE | SCRIPT) [ARGS...]": SYNOPSIS,
+}
+
+#: What a reader is told to have, and what the blocks run on: the PIN they choose for the token.
+USER_ENV = {"PIN": "246810", "SO_PIN": "13579111"}
+#: An application of the reader's, for `run -m pytest tests/`: its tests use `cryptography`.
+APP_TEST = """\
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+
+def test_seal_and_open():
+    aes = AESGCM(bytes(16))
+    assert aes.decrypt(bytes(12), aes.encrypt(bytes(12), b"data", None), None) == b"data"
+"""
+
+
+def _sh_commands(block: str) -> list[str]:
+    """The block's commands: continued lines joined, comment lines and trailing comments left
+    out."""
+    commands, pending = [], ""
+    for line in block.splitlines():
+        line = pending + line.strip() if pending else line.strip()
+        if line.endswith("\\"):
+            pending = line[:-1].rstrip() + " "
+            continue
+        pending = ""
+        line = re.sub(r"\s+#\s.*$", "", line)
+        if line and not line.startswith("#"):
+            commands.append(line)
+    return commands
+
+
+def _to_run(block: str) -> list[str]:
+    commands = _sh_commands(block)
+    if commands[0] in NOT_HERE:
+        return []
+    return [c for c in commands if c not in NOT_HERE_COMMANDS]
+
+
+RUN_HERE = {f"sh-{i + 1}": b for i, b in enumerate(SH_BLOCKS) if _to_run(b)}
+
+
+def test_the_readme_has_sh_blocks_to_run_here():
+    assert len(SH_BLOCKS) >= 5 and len(RUN_HERE) >= 2
+
+
+def test_every_block_or_command_excused_is_in_the_readme():
+    firsts = {_sh_commands(block)[0] for block in SH_BLOCKS}
+    commands = {c for block in SH_BLOCKS for c in _sh_commands(block)}
+    assert sorted(set(NOT_HERE) - firsts) == []
+    assert sorted(set(NOT_HERE_COMMANDS) - commands) == []
+
+
+@pytest.mark.parametrize("block", SH_BLOCKS, ids=[f"sh-{i + 1}" for i in range(len(SH_BLOCKS))])
+def test_readme_sh_block_is_valid_shell(block):
+    script = "\n".join(c for c in _sh_commands(block) if NOT_HERE_COMMANDS.get(c) != SYNOPSIS)
+    check = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def _shims(directory: pathlib.Path) -> None:
+    """``python``, ``python3`` and ``cryptoffload`` as a reader's venv has them, on this
+    interpreter."""
+    directory.mkdir()
+    for name, line in (
+        ("python", f'exec {shlex.quote(sys.executable)} "$@"'),
+        ("python3", f'exec {shlex.quote(sys.executable)} "$@"'),
+        ("cryptoffload", f'exec {shlex.quote(sys.executable)} -m cryptoffload "$@"'),
+    ):
+        (directory / name).write_text(f"#!/bin/sh\n{line}\n")
+        (directory / name).chmod(0o755)
+
+
+def _environment(home: pathlib.Path, bin_dir: pathlib.Path) -> dict[str, str]:
+    """A new user's: this process's environment less what the tests set for themselves."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CRYPTOFFLOAD_", "PYTEST_", "SOFTHSM2_")) and k != softhsm.PIN_ENV
+    }
+    env.update(USER_ENV, HOME=str(home), PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}")
+    return env
+
+
+@pytest.mark.parametrize("name", list(RUN_HERE))
+def test_readme_sh_block_runs_as_written(name, tmp_path):
+    commands = _to_run(RUN_HERE[name])
+    script = "\n".join(commands)
+    if "softhsm2-util" in script or "pkcs11:" in script:
+        if softhsm.why_missing():
+            pytest.skip(softhsm.why_missing())
+        module = softhsm.module_path()
+        assert module is not None
+        script = script.replace(softhsm.MODULE_PATHS[0], module)  # where this system has it
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    (work / "tests").mkdir(parents=True)
+    (work / "tests" / "test_app.py").write_text(APP_TEST)
+    _shims(tmp_path / "bin")
+    trap = "trap 'echo \"README command failed ($?): $BASH_COMMAND\" >&2' ERR\n"
+    run = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", trap + script],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=_environment(home, tmp_path / "bin"),
+        timeout=300,
+    )
+    assert run.returncode == 0, f"{run.stderr[-3000:]}\n{run.stdout[-3000:]}"
+    assert "Traceback" not in run.stderr and "Warning" not in run.stderr, run.stderr
+    if "cryptoffload verify" in script:
+        assert "verified: " in run.stdout, run.stdout[-3000:]
+    if "--counters ops.json -m pytest tests/" in script:  # the application's crypto, counted
+        counters = json.loads((work / "ops.json").read_text())
+        software = next(e for e in counters["engines"] if e["name"] == "software")
+        assert software["counters"]["aes-128-gcm"]["ops"] == 2
+        assert counters["exit_status"] == 0

@@ -4,6 +4,8 @@ command's exit status and JSON."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from controlled import ControlledEngine
@@ -86,6 +88,41 @@ def test_the_negative_control_catches_the_engines_own_figures_moving(monkeypatch
     assert any("leaky's own figures moved" in p for p in a["control"]["problems"])
 
 
+class DeviceBacked(ControlledEngine):
+    """Figures shaped as a ``caam:device=`` engine's: its own counts, and under ``device`` the
+    device process's, which that process publishes after the jobs the engine saw complete (the
+    last loop turn's work time, the interrupt it raised) and which tick while it idles."""
+
+    def __init__(self, name: str, algorithms: list[str]) -> None:
+        super().__init__(name, algorithms)
+        self.reads = 0
+
+    @property
+    def figures(self) -> dict:
+        self.reads += 1
+        device = {"jobs": self.jobs, "work_s": self.reads * 1e-4, "wakeups": self.reads}
+        return {"jobs": self.jobs, "device": device}
+
+
+def test_the_negative_control_leaves_a_device_process_own_figures_out():
+    (a,) = check(DeviceBacked("device", ["sha256"]), ["sha256"])["algorithms"]
+    assert a["control"]["passed"] and a["passed"], a["problems"]
+
+
+def test_the_negative_control_still_catches_a_device_backed_engine_doing_work(monkeypatch):
+    engine = DeviceBacked("device", ["sha256"])
+    original = SoftwareEngine.run
+
+    def reaches_the_engine(self, op):
+        engine.jobs += 1
+        return original(self, op)
+
+    monkeypatch.setattr(SoftwareEngine, "run", reaches_the_engine)
+    (a,) = check(engine, ["sha256"])["algorithms"]
+    assert not a["passed"]
+    assert any("device's own figures moved" in p and "'jobs'" in p for p in a["problems"])
+
+
 def test_a_hardware_only_engine_bound_to_a_software_driver_is_flagged():
     class Bound(ControlledEngine):
         hardware_only = True
@@ -155,6 +192,20 @@ def test_cli_exit_1_for_a_named_engine_that_is_absent_with_its_reason(capsys):
     code, out, _ = run_cli(capsys, "verify", "--engines", "caam:model=t2080-nosec")
     assert code == 1
     assert "t2080-nosec has no SEC block" in out
+
+
+def test_cli_on_the_caam_device_process():
+    # As a user runs it: the device process is this command's, stopped when it exits.
+    run = subprocess.run(
+        [sys.executable, "-m", "cryptoffload", "verify", "--engines", "caam:device=t2080",
+         "--algs", "aes-128-gcm,sha256", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr
+    (engine,) = json.loads(run.stdout)["engines"]
+    for a in engine["algorithms"]:
+        assert a["status"] == "offloaded" and a["control"]["passed"], a["problems"]
+    assert engine["figures"]["device"]["jobs"] > 0  # the device did the work
 
 
 @pytest.mark.parametrize(

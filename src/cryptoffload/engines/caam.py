@@ -92,7 +92,7 @@ class CaamEngine:
         try:
             transport = self._open_transport()
         except (OSError, EngineError, ValueError, BoardError) as exc:
-            return Capabilities(False, str(exc))
+            return Capabilities(False, _reason(exc))
         irq = getattr(transport, "irq", None)
         complete = self._complete or ("irq" if irq is not None else "poll")
         if complete == "irq" and irq is None:
@@ -102,7 +102,7 @@ class CaamEngine:
             driver = Driver(transport, timeout=self._timeout, complete=complete, irq=irq)
         except CaamUnavailable as exc:
             transport.close()
-            return Capabilities(False, str(exc))
+            return Capabilities(False, _reason(exc))
         except (CaamError, OSError, RuntimeError) as exc:
             transport.close()
             return Capabilities(False, f"the block did not come up: {exc}")
@@ -905,6 +905,12 @@ def _pool_size(pool: str, text: str) -> int:
             f"caam option pool is PHYS:SIZE with a size above 0 (e.g. 0x90000000:16m), got {pool!r}"
         )
     return size
+
+
+def _reason(exc: BaseException) -> str:
+    """An error as the reason the engine is unavailable: without the ``caam: `` it is raised
+    with, since whatever lists the reason names the engine beside it."""
+    return str(exc).removeprefix("caam: ")
 
 
 def _open_board(kwargs: dict[str, Any]) -> Any:

@@ -7,7 +7,7 @@ import errno
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -104,20 +104,35 @@ def cmd_engines(args: argparse.Namespace, console: Console) -> int:
 
 
 def _print_bindings(row: dict[str, Any], console: Console) -> None:
-    """Per algorithm: the kernel driver an engine binds, its priority, hardware or software."""
+    """Per algorithm: the driver an engine binds, hardware or software, and, from an engine
+    over the kernel (AF_ALG, cryptodev), the kernel's name for it and its priority."""
     bound, skipped = row["detail"].get("algorithms"), row["detail"].get("skipped")
     if not bound and not skipped:
         _print_alternatives(row, console)
         return
+    # The protocol promises only "driver" and "hardware"; PKCS#11 and synthetic give no more.
+    bindings = {
+        alg: b if isinstance(b, Mapping) else {} for alg, b in sorted((bound or {}).items())
+    }
+    kernel = any("kernel name" in b for b in bindings.values())
+    ranked = any("priority" in b for b in bindings.values())
+    columns = ["algorithm", "kernel name", "driver", "priority", "kind"]
+    shown = [c for c in columns if (c != "kernel name" or kernel) and (c != "priority" or ranked)]
     table = Table(title=f"{row['name']}: algorithm bindings")
-    for column in ("algorithm", "kernel name", "driver", "priority", "kind"):
+    for column in shown:
         table.add_column(column)
-    for alg, b in sorted((bound or {}).items()):
-        kind = "[green]hardware[/]" if b["hardware"] else "software"
-        priority = str(b.get("priority", "-"))  # cryptodev's session info gives none
-        table.add_row(alg, b["kernel name"], b["driver"], priority, kind)
+    for alg, b in bindings.items():
+        kind = {True: "[green]hardware[/]", False: "software"}.get(b.get("hardware"), "unknown")
+        cells = {
+            "algorithm": alg,
+            "kernel name": str(b.get("kernel name", "")),
+            "driver": str(b.get("driver", "")),
+            "priority": str(b.get("priority", "-")),  # cryptodev's session info gives none
+            "kind": kind,
+        }
+        table.add_row(*(cells[c] for c in shown))
     for alg, reason in sorted((skipped or {}).items()):
-        table.add_row(alg, "", "", "", f"[dim]skipped: {reason}[/]")
+        table.add_row(alg, *([""] * (len(shown) - 2)), f"[dim]skipped: {reason}[/]")
     console.print(table)
     _print_alternatives(row, console)
 
