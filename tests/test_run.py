@@ -134,3 +134,47 @@ def test_a_child_runs_the_interpreters_own_sitecustomize_too(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "yes cryptoffload.hashes"
+
+
+ENGINES_SEEN = textwrap.dedent(
+    """
+    import subprocess, sys
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptoffload.provider import current
+
+    AESGCM(bytes(16)).encrypt(bytes(12), b"x" * 100, None)
+    print(sys.argv[1], [engine.name for engine in current().engines])
+    if sys.argv[1:] == ["parent"]:
+        subprocess.run([sys.executable, __file__, "child"], check=True)
+    """
+)
+
+
+def test_engine_options_after_a_comma_stay_with_their_spec_in_the_program_and_its_children(
+    tmp_path,
+):
+    script = tmp_path / "engines_seen.py"
+    script.write_text(ENGINES_SEEN)
+    done = run("--engines", "caam:model=t2080,seed=01,software", str(script), "parent")
+    assert done.returncode == 0, done.stderr
+    names = ["caam:model=t2080,seed=01", "software"]
+    assert done.stdout.splitlines() == [f"parent {names}", f"child {names}"]
+
+
+def test_a_pkcs11_spec_with_its_token_and_pin_reaches_the_program_and_its_children(
+    tmp_path, softhsm_token
+):
+    script = tmp_path / "engines_seen.py"
+    script.write_text(ENGINES_SEEN)
+    counters = tmp_path / "c.json"
+    done = run(
+        "--engines", f"{softhsm_token.spec},software", "--counters", str(counters),
+        str(script), "parent",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    names = [f"pkcs11:{softhsm_token.label}", "software"]
+    assert done.stdout.splitlines() == [f"parent {names}", f"child {names}"]
+    report = json.loads(counters.read_text())
+    rows = {row["name"]: row for row in report["engines"]}
+    assert report["processes"] == 2
+    assert rows[names[0]]["counters"]["aes-128-gcm"]["ops"] == 2

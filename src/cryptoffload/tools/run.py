@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Sequence
 
 from cryptoffload.errors import CryptoffloadError
+from cryptoffload.tools.engine_specs import engine_list
 from cryptoffload.tools.install import child_environment, install, write_counters
 
 #: Options of ``run`` that take a value (everything after the target is the program's).
@@ -51,10 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--engines",
         "--engine",
         dest="specs",
-        action="append",
+        action="extend",
+        type=engine_list,
         metavar="LIST",
-        help="comma-separated engine specs instead of the engines found "
-        "(e.g. caam:model,software; passthrough sends every op down the engine path)",
+        help="comma-separated engine specs instead of the engines found, as for bench "
+        "(e.g. caam:model=t2080,seed=01,software; passthrough sends every op down the "
+        "engine path)",
     )
     p.add_argument("--policy", metavar="FILE", help="policy TOML (default: $CRYPTOFFLOAD_POLICY)")
     p.add_argument(
@@ -118,14 +121,7 @@ def cmd_run(args: argparse.Namespace, console: object = None) -> int:
             file=sys.stderr,
         )
         return 2
-    specs = [s.strip() for group in args.specs or () for s in group.split(",") if s.strip()]
-    if args.specs is not None and not specs:
-        print(
-            "cryptoffload run: no engine named in --engines: expected a comma-separated list "
-            "of engine specs (e.g. software,afalg:any)",
-            file=sys.stderr,
-        )
-        return 2
+    specs = list(args.specs or ())
     only = [s.strip() for s in (args.only or "").split(",") if s.strip()] or None
     policy = os.path.abspath(args.policy) if args.policy else None
     counters = os.path.abspath(args.counters) if args.counters else None
