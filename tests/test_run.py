@@ -90,7 +90,7 @@ def test_counters_are_written_when_the_program_fails(tmp_path):
     ("args", "message"),
     [
         ((), "give a SCRIPT or -m MODULE"),
-        (("no_such_script.py",), "no such script: no_such_script.py"),
+        (("no_such_script.py",), "can't open file"),
         (("--engines", "nosuch", "x.py"), "unknown engine"),
         (("--engines", ",,", "x.py"), "no engine named in --engines"),
     ],
@@ -178,3 +178,69 @@ def test_a_pkcs11_spec_with_its_token_and_pin_reaches_the_program_and_its_childr
     rows = {row["name"]: row for row in report["engines"]}
     assert report["processes"] == 2
     assert rows[names[0]]["counters"]["aes-128-gcm"]["ops"] == 2
+
+
+def python(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
+
+
+@pytest.mark.parametrize(
+    "target",
+    [("adir",), ("-m", "nosuch_module"), ("-m", "apkg"), ("nosuchfile.py",)],
+    ids=["directory without __main__", "no such module", "package without __main__", "no file"],
+)
+def test_a_target_that_cannot_run_is_one_line_and_pythons_exit_status(tmp_path, target):
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "apkg").mkdir()
+    (tmp_path / "apkg" / "__init__.py").write_text("")
+    theirs = python(*target, cwd=tmp_path)
+    ours = run(*target, cwd=tmp_path)
+    assert ours.returncode == theirs.returncode != 0
+    assert theirs.stderr.count("\n") == 1
+    assert ours.stderr == "cryptoffload run: " + theirs.stderr.split(": ", 1)[1]
+
+
+FAILING = {
+    "raises": "def inner():\n    raise RuntimeError('boom')\n\ninner()\n",
+    "imports what is not there": "import nosuch_module_for_run\n",
+    "imports a module that raises": "import helper_that_raises\n",
+    "has a syntax error": "def (:\n",
+    "has its own excepthook": "import sys\n"
+    "sys.excepthook = lambda t, v, tb: print('hooked', t.__name__, v, file=sys.stderr)\n"
+    "raise KeyError(1)\n",
+    "has an excepthook that raises": "import sys\n"
+    "def hook(t, v, tb):\n    raise OSError('the hook failed')\n\n"
+    "sys.excepthook = hook\nraise KeyError(1)\n",
+}
+
+
+@pytest.mark.parametrize("source", FAILING.values(), ids=FAILING.keys())
+def test_a_failing_scripts_traceback_and_status_are_pythons(tmp_path, source):
+    (tmp_path / "helper_that_raises.py").write_text("raise ValueError('at import')\n")
+    script = tmp_path / "fails.py"
+    script.write_text(source)
+    counters = tmp_path / "c.json"
+    theirs = python(str(script), cwd=tmp_path)
+    ours = run("--engines", "software", "--counters", str(counters), str(script), cwd=tmp_path)
+    assert ours.returncode == theirs.returncode == 1
+    assert ours.stderr == theirs.stderr
+    assert json.loads(counters.read_text())["exit_status"] == 1
+
+
+def test_a_failing_modules_traceback_shows_only_its_own_frames(tmp_path):
+    (tmp_path / "failmod.py").write_text(FAILING["raises"])
+    done = run("-m", "failmod", cwd=tmp_path)
+    assert done.returncode == 1
+    frames = [line for line in done.stderr.splitlines() if line.startswith("  File ")]
+    assert [line.split(", ")[0] for line in frames] == [f'  File "{tmp_path / "failmod.py"}"'] * 2
+    assert done.stderr.endswith("RuntimeError: boom\n")
+
+
+def test_a_missing_module_still_writes_the_counters(tmp_path):
+    counters = tmp_path / "c.json"
+    done = run("--counters", str(counters), "-m", "nosuch_module", cwd=tmp_path)
+    assert done.returncode == 1
+    report = json.loads(counters.read_text())
+    assert report["exit_status"] == 1 and report["command"] == ["-m", "nosuch_module"]
