@@ -244,3 +244,43 @@ def test_a_missing_module_still_writes_the_counters(tmp_path):
     assert done.returncode == 1
     report = json.loads(counters.read_text())
     assert report["exit_status"] == 1 and report["command"] == ["-m", "nosuch_module"]
+
+
+@pytest.mark.parametrize(
+    "content", ["my notes\n", '{"run": "x"}\n', "[1, 2]\n"], ids=["text", "other JSON", "a list"]
+)
+def test_counters_never_replace_a_file_that_is_not_a_counters_file(tmp_path, content):
+    notes = tmp_path / "notes.txt"
+    notes.write_text(content)
+    script = tmp_path / "app.py"
+    script.write_text("open('ran', 'w').close()\n")
+    done = run("--counters", str(notes), str(script), cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"--counters {notes}: not a counters file" in done.stderr
+    assert notes.read_text() == content
+    assert not (tmp_path / "ran").exists()  # refused before the program starts
+
+
+def test_counters_are_not_written_into_a_directory_or_one_that_does_not_exist(tmp_path):
+    script = tmp_path / "app.py"
+    script.write_text("open('ran', 'w').close()\n")
+    for where, why in ((tmp_path, "is a directory"), (tmp_path / "no" / "c.json", "no directory")):
+        done = run("--counters", str(where), str(script), cwd=tmp_path)
+        assert done.returncode == 2 and f"--counters {where}: {why}" in done.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_counters_replace_an_earlier_runs_counters_and_fill_an_empty_file(tmp_path):
+    counters = tmp_path / "c.json"
+    counters.write_text("")
+    script = tmp_path / "app.py"
+    script.write_text(PROGRAM)
+    runs = []
+    for _ in range(2):
+        done = run("--engines", "passthrough", "--counters", str(counters), str(script), "x")
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(counters.read_text()))
+    assert runs[0]["run"] != runs[1]["run"]
+    assert runs[1]["processes"] == 1
+    rows = {row["name"]: row for row in runs[1]["engines"]}
+    assert rows["passthrough"]["counters"]["aes-128-gcm"]["ops"] == 1

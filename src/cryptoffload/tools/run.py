@@ -18,7 +18,12 @@ from collections.abc import Sequence
 
 from cryptoffload.errors import CryptoffloadError
 from cryptoffload.tools.engine_specs import engine_list
-from cryptoffload.tools.install import child_environment, install, write_counters
+from cryptoffload.tools.install import (
+    check_counters_path,
+    child_environment,
+    install,
+    write_counters,
+)
 from cryptoffload.tools.redirect import ImportHook
 
 #: Options of ``run`` that take a value (everything after the target is the program's).
@@ -127,6 +132,8 @@ def cmd_run(args: argparse.Namespace, console: object = None) -> int:
     only = [s.strip() for s in (args.only or "").split(",") if s.strip()] or None
     policy = os.path.abspath(args.policy) if args.policy else None
     counters = os.path.abspath(args.counters) if args.counters else None
+    if args.counters:
+        check_counters_path(args.counters)
     unreadable = _cannot_open(args.script) if args.script else None
     if unreadable:
         print(f"cryptoffload run: {unreadable}", file=sys.stderr)
