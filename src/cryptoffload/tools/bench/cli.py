@@ -14,6 +14,7 @@ from rich.console import Console
 
 from cryptoffload.policy import Policy
 from cryptoffload.provider import default_provider
+from cryptoffload.tools.bench import memory
 from cryptoffload.tools.engine_specs import comma_list, engine_list
 
 _BLOCKS = {"1k": 1024, "4k": 4096, "16k": 16384, "64k": 65536, "1m": 1 << 20}
@@ -47,6 +48,9 @@ def _block_size(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"block size must be positive (a number of bytes, 1 or more), got {value}"
         )
+    problem = memory.too_large(value)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return value
 
 
