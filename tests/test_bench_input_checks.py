@@ -246,3 +246,38 @@ def test_bench_with_an_engine_measured_keeps_the_speedup_column(capsys, monkeypa
     code, out, _ = run_cli(capsys, *ALONE, "--engines", "takeall", "--format", "md")
     assert code == 0 and "speedup" in out.splitlines()[0]
     assert "only software was measured" not in out
+
+
+# -- issue 30, point 12: a size that cannot be allocated is refused before measuring -----------
+
+SIZE_OPTIONS = [("sweep", "--sizes"), ("bench", "--block")]
+
+
+@pytest.mark.parametrize(("command", "option"), SIZE_OPTIONS)
+def test_a_size_no_machine_can_allocate_exits_2_before_measuring(capsys, command, option):
+    err = refused(capsys, command, "--engines", "software", "--algs", "sha256", *TINY,
+                  option, str(1 << 60))  # fmt: skip
+    assert f"argument {option}" in err and f"block size {1 << 60} bytes (1073741824.0 GiB)" in err
+    assert "cannot be allocated here" in err
+
+
+@pytest.mark.parametrize(("command", "option"), SIZE_OPTIONS)
+def test_the_memory_available_sets_the_largest_size_and_the_message_says_it(
+    capsys, monkeypatch, command, option
+):
+    from cryptoffload.tools.bench import memory
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 12 << 30)
+    err = refused(capsys, command, "--algs", "sha256", *TINY, option, "99999999999")
+    assert "block size 99999999999 bytes (93.1 GiB) cannot be allocated here" in err
+    assert "12.0 GiB of memory available" in err and f"at most {4 << 30} bytes" in err
+
+
+def test_a_size_that_fits_the_memory_available_is_taken(monkeypatch):
+    from cryptoffload.tools.bench import cli as bench_cli
+    from cryptoffload.tools.bench import memory
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 12 << 30)
+    assert bench_cli._block_sizes(f"64,{4 << 30}") == [64, 4 << 30]
+    monkeypatch.setattr(memory, "available_bytes", lambda: None)  # not known here: not checked
+    assert bench_cli._block_sizes(str(1 << 40)) == [1 << 40]

@@ -25,7 +25,8 @@ from cryptoffload.caam.device.process import DeviceProcess
 from cryptoffload.caam.driver import Driver, Job, RingTimeout
 from cryptoffload.caam.recipes import aead
 from cryptoffload.caam.recipes import hash as mdha
-from cryptoffload.engines.caam import CaamEngine, from_spec
+from cryptoffload.engines import from_spec
+from cryptoffload.engines.caam import CaamEngine
 from cryptoffload.errors import BadEngineSpec
 
 ALL = cryptoffload.Policy(min_size={"*": 0})
@@ -436,3 +437,49 @@ def test_the_command_line_runs_a_device_over_a_socket_path(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# -- issue 30, point 11: pool= is checked against what the device can map, before it starts ----
+
+
+@pytest.mark.parametrize(
+    ("spec", "end", "largest"),
+    [
+        ("caam:device=t2080,pool=99999g", "0xfe300000, its register block", "2051m"),
+        ("caam:device=t1040,latency=0,pool=3g", "0xfe300000, its register block", "2051m"),
+        ("caam:device=imx7d,pool=2g", "0x100000000, the top of its 32-bit addresses", "1280m"),
+    ],
+)
+def test_a_pool_the_device_cannot_map_is_refused_naming_the_size_and_what_fits(spec, end, largest):
+    asked = spec.rsplit("pool=", 1)[1]
+    with pytest.raises(BadEngineSpec) as info:
+        from_spec(spec)
+    message = str(info.value)
+    assert f"pool={asked} (" in message and end in message
+    assert message.endswith(f"give pool= at most {largest}")
+
+
+def test_the_largest_pool_the_device_can_map_is_taken_and_serves():
+    provider, engine = _engine_provider("caam:device=imx7d,latency=0,pool=1280m")
+    try:
+        data = bytes(range(256)) * 8
+        got = AESGCM(KEY, provider=provider).encrypt(NONCE, data, b"")
+        assert got == ReferenceGCM(KEY).encrypt(NONCE, data, b"")
+        assert provider.counters.snapshot()[engine.name]["aes-128-gcm"]["ops"] == 1
+    finally:
+        provider.close()
+
+
+def test_no_device_process_starts_with_a_pool_over_its_register_block():
+    with pytest.raises(ValueError, match="register block"):
+        DeviceProcess.start("t2080", pool=3 << 30)
+
+
+def test_bench_with_a_pool_too_large_is_one_line_and_exit_2(capfd):
+    from cli_calls import run_cli
+
+    code, out, err = run_cli(
+        capfd, "bench", "--engine", "caam:device=t2080,pool=99999g", "--algs", "sha256", "--quiet"
+    )
+    assert code == 2 and out == ""
+    assert err.startswith("cryptoffload bench: caam option pool=99999g (") and err.count("\n") == 1

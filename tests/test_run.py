@@ -90,7 +90,7 @@ def test_counters_are_written_when_the_program_fails(tmp_path):
     ("args", "message"),
     [
         ((), "give a SCRIPT or -m MODULE"),
-        (("no_such_script.py",), "no such script: no_such_script.py"),
+        (("no_such_script.py",), "can't open file"),
         (("--engines", "nosuch", "x.py"), "unknown engine"),
         (("--engines", ",,", "x.py"), "no engine named in --engines"),
     ],
@@ -134,3 +134,153 @@ def test_a_child_runs_the_interpreters_own_sitecustomize_too(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "yes cryptoffload.hashes"
+
+
+ENGINES_SEEN = textwrap.dedent(
+    """
+    import subprocess, sys
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptoffload.provider import current
+
+    AESGCM(bytes(16)).encrypt(bytes(12), b"x" * 100, None)
+    print(sys.argv[1], [engine.name for engine in current().engines])
+    if sys.argv[1:] == ["parent"]:
+        subprocess.run([sys.executable, __file__, "child"], check=True)
+    """
+)
+
+
+def test_engine_options_after_a_comma_stay_with_their_spec_in_the_program_and_its_children(
+    tmp_path,
+):
+    script = tmp_path / "engines_seen.py"
+    script.write_text(ENGINES_SEEN)
+    done = run("--engines", "caam:model=t2080,seed=01,software", str(script), "parent")
+    assert done.returncode == 0, done.stderr
+    names = ["caam:model=t2080,seed=01", "software"]
+    assert done.stdout.splitlines() == [f"parent {names}", f"child {names}"]
+
+
+def test_a_pkcs11_spec_with_its_token_and_pin_reaches_the_program_and_its_children(
+    tmp_path, softhsm_token
+):
+    script = tmp_path / "engines_seen.py"
+    script.write_text(ENGINES_SEEN)
+    counters = tmp_path / "c.json"
+    done = run(
+        "--engines", f"{softhsm_token.spec},software", "--counters", str(counters),
+        str(script), "parent",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    names = [f"pkcs11:{softhsm_token.label}", "software"]
+    assert done.stdout.splitlines() == [f"parent {names}", f"child {names}"]
+    report = json.loads(counters.read_text())
+    rows = {row["name"]: row for row in report["engines"]}
+    assert report["processes"] == 2
+    assert rows[names[0]]["counters"]["aes-128-gcm"]["ops"] == 2
+
+
+def python(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
+
+
+@pytest.mark.parametrize(
+    "target",
+    [("adir",), ("-m", "nosuch_module"), ("-m", "apkg"), ("nosuchfile.py",)],
+    ids=["directory without __main__", "no such module", "package without __main__", "no file"],
+)
+def test_a_target_that_cannot_run_is_one_line_and_pythons_exit_status(tmp_path, target):
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "apkg").mkdir()
+    (tmp_path / "apkg" / "__init__.py").write_text("")
+    theirs = python(*target, cwd=tmp_path)
+    ours = run(*target, cwd=tmp_path)
+    assert ours.returncode == theirs.returncode != 0
+    assert theirs.stderr.count("\n") == 1
+    assert ours.stderr == "cryptoffload run: " + theirs.stderr.split(": ", 1)[1]
+
+
+FAILING = {
+    "raises": "def inner():\n    raise RuntimeError('boom')\n\ninner()\n",
+    "imports what is not there": "import nosuch_module_for_run\n",
+    "imports a module that raises": "import helper_that_raises\n",
+    "has a syntax error": "def (:\n",
+    "has its own excepthook": "import sys\n"
+    "sys.excepthook = lambda t, v, tb: print('hooked', t.__name__, v, file=sys.stderr)\n"
+    "raise KeyError(1)\n",
+    "has an excepthook that raises": "import sys\n"
+    "def hook(t, v, tb):\n    raise OSError('the hook failed')\n\n"
+    "sys.excepthook = hook\nraise KeyError(1)\n",
+}
+
+
+@pytest.mark.parametrize("source", FAILING.values(), ids=FAILING.keys())
+def test_a_failing_scripts_traceback_and_status_are_pythons(tmp_path, source):
+    (tmp_path / "helper_that_raises.py").write_text("raise ValueError('at import')\n")
+    script = tmp_path / "fails.py"
+    script.write_text(source)
+    counters = tmp_path / "c.json"
+    theirs = python(str(script), cwd=tmp_path)
+    ours = run("--engines", "software", "--counters", str(counters), str(script), cwd=tmp_path)
+    assert ours.returncode == theirs.returncode == 1
+    assert ours.stderr == theirs.stderr
+    assert json.loads(counters.read_text())["exit_status"] == 1
+
+
+def test_a_failing_modules_traceback_shows_only_its_own_frames(tmp_path):
+    (tmp_path / "failmod.py").write_text(FAILING["raises"])
+    done = run("-m", "failmod", cwd=tmp_path)
+    assert done.returncode == 1
+    frames = [line for line in done.stderr.splitlines() if line.startswith("  File ")]
+    assert [line.split(", ")[0] for line in frames] == [f'  File "{tmp_path / "failmod.py"}"'] * 2
+    assert done.stderr.endswith("RuntimeError: boom\n")
+
+
+def test_a_missing_module_still_writes_the_counters(tmp_path):
+    counters = tmp_path / "c.json"
+    done = run("--counters", str(counters), "-m", "nosuch_module", cwd=tmp_path)
+    assert done.returncode == 1
+    report = json.loads(counters.read_text())
+    assert report["exit_status"] == 1 and report["command"] == ["-m", "nosuch_module"]
+
+
+@pytest.mark.parametrize(
+    "content", ["my notes\n", '{"run": "x"}\n', "[1, 2]\n"], ids=["text", "other JSON", "a list"]
+)
+def test_counters_never_replace_a_file_that_is_not_a_counters_file(tmp_path, content):
+    notes = tmp_path / "notes.txt"
+    notes.write_text(content)
+    script = tmp_path / "app.py"
+    script.write_text("open('ran', 'w').close()\n")
+    done = run("--counters", str(notes), str(script), cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"--counters {notes}: not a counters file" in done.stderr
+    assert notes.read_text() == content
+    assert not (tmp_path / "ran").exists()  # refused before the program starts
+
+
+def test_counters_are_not_written_into_a_directory_or_one_that_does_not_exist(tmp_path):
+    script = tmp_path / "app.py"
+    script.write_text("open('ran', 'w').close()\n")
+    for where, why in ((tmp_path, "is a directory"), (tmp_path / "no" / "c.json", "no directory")):
+        done = run("--counters", str(where), str(script), cwd=tmp_path)
+        assert done.returncode == 2 and f"--counters {where}: {why}" in done.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_counters_replace_an_earlier_runs_counters_and_fill_an_empty_file(tmp_path):
+    counters = tmp_path / "c.json"
+    counters.write_text("")
+    script = tmp_path / "app.py"
+    script.write_text(PROGRAM)
+    runs = []
+    for _ in range(2):
+        done = run("--engines", "passthrough", "--counters", str(counters), str(script), "x")
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(counters.read_text()))
+    assert runs[0]["run"] != runs[1]["run"]
+    assert runs[1]["processes"] == 1
+    rows = {row["name"]: row for row in runs[1]["engines"]}
+    assert rows["passthrough"]["counters"]["aes-128-gcm"]["ops"] == 1

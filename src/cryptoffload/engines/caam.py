@@ -776,7 +776,7 @@ def _positive(key: str, text: str, what: str) -> float:
 
 def _device_engine(options: dict[str, str], timeout: float, complete: str | None) -> CaamEngine:
     """``caam:device=PART[,latency=S,throughput=B,pool=SIZE]``: the model as a device process."""
-    from cryptoffload.caam.device.layout import LAYOUTS
+    from cryptoffload.caam.device.layout import LAYOUTS, pool_room
 
     name = "caam:" + ",".join(f"{k}={v}" for k, v in options.items())
     part = options.pop("device")
@@ -800,6 +800,13 @@ def _device_engine(options: dict[str, str], timeout: float, complete: str | None
         if size <= 0 or size % 0x10000:
             raise BadEngineSpec(
                 f"caam option pool is a size in 64 KiB steps (e.g. 32m), got {text!r}"
+            )
+        room, end = pool_room(part)
+        if size > room:  # the device could not map it, or would map it over its registers
+            raise BadEngineSpec(
+                f"caam option pool={text} ({size} bytes) is more than the {part} device's memory "
+                f"map holds: its pool at {LAYOUTS[part].pool:#x} must end by {end}; give pool= "
+                "at most " + (f"{room >> 20}m" if room % (1 << 20) == 0 else f"{room >> 10}k")
             )
         kwargs["pool"] = size
     _no_more(options, "caam:device=PART[,latency=S,throughput=B,pool=SIZE]")

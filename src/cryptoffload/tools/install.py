@@ -4,7 +4,6 @@ the Python processes it starts, with its counters written to a file at exit."""
 from __future__ import annotations
 
 import atexit
-import contextlib
 import fcntl
 import json
 import os
@@ -103,6 +102,53 @@ def from_environment(env: Mapping[str, str] | None = None) -> bool:
     return True
 
 
+def check_counters_path(path: str | os.PathLike[str]) -> None:
+    """Refuse (ValueError) a ``--counters`` path that :func:`write_counters` must not or cannot
+    write: an existing file other than an empty one or a counters file (which an earlier run
+    wrote, and this run replaces), a directory, a path in a directory that does not exist."""
+    shown = os.fspath(path)
+    if os.path.isdir(path):
+        raise ValueError(f"--counters {shown}: is a directory; give a file name")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ValueError(f"--counters {shown}: no directory {parent} to write it in")
+    try:
+        with open(path, "rb") as f:
+            content = f.read(_COUNTERS_READ_LIMIT + 1)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ValueError(f"--counters {shown}: cannot read it: {exc.strerror or exc}") from None
+    why = _not_counters(content) if content.strip() else None
+    if why:
+        raise ValueError(
+            f"--counters {shown}: not a counters file ({why}); run would replace it, so it is "
+            "left alone: give a new file name, or the file an earlier run --counters wrote"
+        )
+
+
+#: A counters file is a few KiB per engine: a file far larger is something else.
+_COUNTERS_READ_LIMIT = 16 << 20
+
+
+def _not_counters(text: str | bytes) -> str | None:
+    """Why ``text`` is not what :func:`write_counters` writes, or None."""
+    if len(text) > _COUNTERS_READ_LIMIT:
+        return f"over {_COUNTERS_READ_LIMIT >> 20} MiB"
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return "not JSON"
+    if not (
+        isinstance(data, dict)
+        and isinstance(data.get("run"), str)
+        and isinstance(data.get("processes"), int)
+        and isinstance(data.get("engines"), list)
+    ):
+        return "JSON without the run, processes and engines of a counters file"
+    return None
+
+
 def write_counters(
     path: str | os.PathLike[str],
     run: str,
@@ -134,9 +180,8 @@ def write_counters(
         f.seek(0)
         text = f.read()
         previous = None
-        if text.strip():
-            with contextlib.suppress(ValueError):
-                previous = json.loads(text)
+        if text.strip() and _not_counters(text) is None:
+            previous = json.loads(text)
         merged = _merge(previous, mine) if previous and previous.get("run") == run else mine
         if command is not None:
             merged["command"] = list(command)

@@ -12,11 +12,19 @@ import os
 import runpy
 import sys
 import traceback
+import types
 import uuid
 from collections.abc import Sequence
 
 from cryptoffload.errors import CryptoffloadError
-from cryptoffload.tools.install import child_environment, install, write_counters
+from cryptoffload.tools.engine_specs import engine_list
+from cryptoffload.tools.install import (
+    check_counters_path,
+    child_environment,
+    install,
+    write_counters,
+)
+from cryptoffload.tools.redirect import ImportHook
 
 #: Options of ``run`` that take a value (everything after the target is the program's).
 _VALUED = ("--engines", "--engine", "--policy", "--counters", "--only")
@@ -51,10 +59,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--engines",
         "--engine",
         dest="specs",
-        action="append",
+        action="extend",
+        type=engine_list,
         metavar="LIST",
-        help="comma-separated engine specs instead of the engines found "
-        "(e.g. caam:model,software; passthrough sends every op down the engine path)",
+        help="comma-separated engine specs instead of the engines found, as for bench "
+        "(e.g. caam:model=t2080,seed=01,software; passthrough sends every op down the "
+        "engine path)",
     )
     p.add_argument("--policy", metavar="FILE", help="policy TOML (default: $CRYPTOFFLOAD_POLICY)")
     p.add_argument(
@@ -118,20 +128,16 @@ def cmd_run(args: argparse.Namespace, console: object = None) -> int:
             file=sys.stderr,
         )
         return 2
-    specs = [s.strip() for group in args.specs or () for s in group.split(",") if s.strip()]
-    if args.specs is not None and not specs:
-        print(
-            "cryptoffload run: no engine named in --engines: expected a comma-separated list "
-            "of engine specs (e.g. software,afalg:any)",
-            file=sys.stderr,
-        )
-        return 2
+    specs = list(args.specs or ())
     only = [s.strip() for s in (args.only or "").split(",") if s.strip()] or None
     policy = os.path.abspath(args.policy) if args.policy else None
     counters = os.path.abspath(args.counters) if args.counters else None
-    if args.script and not os.path.exists(args.script):
-        print(f"cryptoffload run: no such script: {args.script}", file=sys.stderr)
-        return 2
+    if args.counters:
+        check_counters_path(args.counters)
+    unreadable = _cannot_open(args.script) if args.script else None
+    if unreadable:
+        print(f"cryptoffload run: {unreadable}", file=sys.stderr)
+        return 2  # as python's for a script it cannot open
     install(specs or None, only=only, policy=policy)
     run_id = uuid.uuid4().hex
     env = child_environment(
@@ -145,6 +151,19 @@ def cmd_run(args: argparse.Namespace, console: object = None) -> int:
     return status
 
 
+def _cannot_open(script: str) -> str | None:
+    """Python's words for a script it cannot open, or None (a directory or zip file with a
+    ``__main__`` is runpy's to look into)."""
+    if os.path.isdir(script):
+        return None
+    try:
+        with open(script, "rb"):
+            pass
+    except OSError as exc:
+        return f"can't open file {os.path.abspath(script)!r}: [Errno {exc.errno}] {exc.strerror}"
+    return None
+
+
 def _run_target(module: str | None, script: str | None, program_args: list[str]) -> int:
     """Run the program as python would as ``__main__``; its exit status."""
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
@@ -156,20 +175,69 @@ def _run_target(module: str | None, script: str | None, program_args: list[str])
         else:
             assert script is not None
             sys.argv = [script, *program_args]
-            sys.path[0] = os.path.dirname(os.path.abspath(script))
-            runpy.run_path(script, run_name="__main__")
+            path = os.path.abspath(script)  # python's __file__ and messages are absolute
+            sys.path[0] = os.path.dirname(path)
+            runpy.run_path(path, run_name="__main__")
     except SystemExit as exc:
         return _exit_status(exc.code)
     except KeyboardInterrupt:
         return 130
-    except BaseException:
-        traceback.print_exc()
-        return 1
+    except BaseException as exc:
+        return _uncaught(exc)
     finally:
         sys.argv = saved_argv
         if saved_path0 is not None:
             sys.path[0] = saved_path0
     return 0
+
+
+def _uncaught(exc: BaseException) -> int:
+    """Report an exception the program did not catch as python does (exit status 1): through
+    ``sys.excepthook`` with the program's frames only, or, for a target not found (no such
+    module, no ``__main__``: nothing of the program ran), python's one line."""
+    tb = _program_frames(exc)
+    if tb is None and isinstance(exc, ImportError):
+        print(f"cryptoffload run: {exc}", file=sys.stderr)
+        return 1
+    exc.__traceback__ = tb
+    try:
+        sys.excepthook(type(exc), exc, tb)
+    except Exception as hook_failed:
+        print("Error in sys.excepthook:", file=sys.stderr)
+        below_us = hook_failed.__traceback__ and hook_failed.__traceback__.tb_next
+        traceback.print_exception(type(hook_failed), hook_failed, below_us, chain=False)
+        print("\nOriginal exception was:", file=sys.stderr)
+        traceback.print_exception(type(exc), exc, tb)
+    return 1
+
+
+#: The import hook's entry points: import machinery, which python leaves out of tracebacks.
+_HOOK_CODE = (ImportHook._import.__code__, ImportHook._import_module.__code__)
+
+
+def _program_frames(exc: BaseException) -> types.TracebackType | None:
+    """``exc``'s traceback without the frames above the program (this module's and runpy's)
+    and without the import hook's, unless the hook raised ``exc`` itself (its last frame, an
+    exception other than ImportError)."""
+    entries = []
+    tb = exc.__traceback__
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    above = (id(globals()), id(vars(runpy)))
+    while entries and id(entries[0].tb_frame.f_globals) in above:
+        entries.pop(0)
+    hook = tuple(map(id, _HOOK_CODE))
+    kept = [
+        entry
+        for at, entry in enumerate(entries)
+        if id(entry.tb_frame.f_code) not in hook
+        or (at == len(entries) - 1 and not isinstance(exc, ImportError))
+    ]
+    rebuilt = None
+    for entry in reversed(kept):
+        rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return rebuilt
 
 
 def _exit_status(code: object) -> int:

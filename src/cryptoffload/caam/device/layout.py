@@ -22,6 +22,7 @@ __all__ = [
     "Layout",
     "create",
     "layout_for",
+    "pool_room",
 ]
 
 MAGIC = 0x43414D44_45564943  # "CAMDEVIC"
@@ -65,15 +66,41 @@ LAYOUTS = {
 
 
 def layout_for(part: str, pool_size: int = DEFAULT_POOL) -> Layout:
-    """The layout of ``part`` with a pool of ``pool_size`` bytes (a multiple of 64 KiB)."""
+    """The layout of ``part`` with a pool of ``pool_size`` bytes (a multiple of 64 KiB, at most
+    :func:`pool_room`'s)."""
+    base = _base(part)
+    if pool_size <= 0 or pool_size % 0x10000:
+        raise ValueError(f"pool size must be a positive multiple of 64 KiB, got {pool_size}")
+    room, end = pool_room(part)
+    if pool_size > room:
+        raise ValueError(
+            f"a pool of {pool_size} bytes does not fit the {part} layout: the pool at "
+            f"{base.pool:#x} must end by {end}, so it holds at most {room} bytes"
+        )
+    return Layout(base.part, base.byteorder, base.registers, base.pool, pool_size)
+
+
+def pool_room(part: str) -> tuple[int, str]:
+    """The largest pool ``part``'s layout holds, and where and why it must end: at the register
+    block above it, or at the top of the addresses the part's pointers reach (32 bits on the
+    i.MX7D: the driver could not give the device memory beyond)."""
+    from cryptoffload.caam.model.parts import PARTS
+
+    base = _base(part)
+    bits = 36 if regs.long_pointers_supported(PARTS[part].id_registers[regs.CTPR_MS]) else 32
+    ends = [(1 << bits, f"the top of its {bits}-bit addresses")]
+    if base.registers > base.pool:
+        ends.append((base.registers, "its register block"))
+    end, why = min(ends)
+    return (end - base.pool) & ~0xFFFF, f"{end:#x}, {why}"
+
+
+def _base(part: str) -> Layout:
     try:
-        base = LAYOUTS[part]
+        return LAYOUTS[part]
     except KeyError:
         known = ", ".join(LAYOUTS)
         raise ValueError(f"no device layout for part {part!r}; parts: {known}") from None
-    if pool_size <= 0 or pool_size % 0x10000:
-        raise ValueError(f"pool size must be a positive multiple of 64 KiB, got {pool_size}")
-    return Layout(base.part, base.byteorder, base.registers, base.pool, pool_size)
 
 
 def create(path: str, layout: Layout) -> None:

@@ -14,6 +14,8 @@ from rich.console import Console
 
 from cryptoffload.policy import Policy
 from cryptoffload.provider import default_provider
+from cryptoffload.tools.bench import memory
+from cryptoffload.tools.engine_specs import comma_list, engine_list
 
 _BLOCKS = {"1k": 1024, "4k": 4096, "16k": 16384, "64k": 65536, "1m": 1 << 20}
 #: Upper bounds of --trials and --time: beyond them a run would go on for hours.
@@ -26,42 +28,6 @@ def add_parsers(subparsers: Any) -> None:
     _add_bench(subparsers)
     _add_sweep(subparsers)
     _add_compare(subparsers)
-
-
-def comma_list(text: str) -> list[str]:
-    """Comma-separated items; commas inside parentheses stay, so a kernel template driver
-    such as ``afalg:gcm_base(ctr(aes-generic),ghash-generic)`` is one item."""
-    parts, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth = max(0, depth - 1)
-        elif char == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [part.strip() for part in parts if part.strip()]
-
-
-def engine_list(text: str) -> list[str]:
-    """An argparse type for ``--engines``, the same in every command: a :func:`comma_list` of
-    engine specs (an item ``key=value`` continues the spec before it), at least one (an empty
-    list is a usage error, not "the engines found")."""
-    items: list[str] = []
-    for item in comma_list(text):
-        # ``key=value`` with no ``kind:`` before it is the previous spec's next option
-        # (``synthetic:latency=20us,throughput=2GiB/s``, ``caam:model=t2080,seed=01``).
-        if items and ":" in items[-1] and "=" in item.split(":", 1)[0]:
-            items[-1] += "," + item
-        else:
-            items.append(item)
-    if not items:
-        raise argparse.ArgumentTypeError(
-            f"no engine named in --engines: expected a comma-separated list of engine specs "
-            f"(e.g. software,afalg:any), got {text!r}"
-        )
-    return items
 
 
 def _block_size(text: str) -> int:
@@ -82,6 +48,9 @@ def _block_size(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"block size must be positive (a number of bytes, 1 or more), got {value}"
         )
+    problem = memory.too_large(value)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return value
 
 
