@@ -471,8 +471,22 @@ def test_the_command_line_refuses_a_memory_or_irq_it_cannot_use_with_a_clear_err
             proc.wait()
     assert proc.returncode == 2, err
     assert "Traceback" not in err and words in err, err
-    assert not os.path.exists(tmp_path / "irq")
+    assert os.listdir(tmp_path) == ["small"]  # no device file or socket file left behind
     assert (tmp_path / "small").read_bytes() == bytes(10)
+
+
+def test_a_device_file_that_cannot_be_sized_is_not_left_half_made(tmp_path, monkeypatch):
+    import errno
+
+    from cryptoffload.caam.device.layout import create, layout_for
+
+    def too_large(fd: int, size: int) -> None:
+        raise OSError(errno.EFBIG, os.strerror(errno.EFBIG))
+
+    monkeypatch.setattr(os, "ftruncate", too_large)
+    with pytest.raises(OSError, match="too large"):
+        create(str(tmp_path / "memory"), layout_for("t2080", 1 << 40))
+    assert os.listdir(tmp_path) == []
 
 
 def _ready(memory: str) -> bool:

@@ -62,8 +62,9 @@ class _Refused(Exception):
     """A --memory or --irq the device cannot use; the message says which and why."""
 
 
-def _device_file(path: str, layout: Layout) -> None:
-    """Make the device file when it is missing; _Refused for a path that cannot be one."""
+def _device_file(path: str, layout: Layout) -> bool:
+    """Make the device file when it is missing (True: made now); _Refused for a path that
+    cannot be one."""
     need = layout.end - layout.origin
     try:
         st = os.stat(path)
@@ -74,7 +75,7 @@ def _device_file(path: str, layout: Layout) -> None:
             raise _Refused(
                 f"--memory {path}: cannot make the device file: {exc.strerror}"
             ) from None
-        return
+        return True
     except OSError as exc:
         raise _Refused(f"--memory {path}: {exc.strerror}") from None
     if stat.S_ISDIR(st.st_mode):
@@ -88,6 +89,7 @@ def _device_file(path: str, layout: Layout) -> None:
             f"--memory {path} holds {st.st_size} bytes; a {layout.part} device with a "
             f"{layout.pool_size:#x}-byte pool needs {need:#x}: name a new file, it is made"
         )
+    return False
 
 
 @contextlib.contextmanager
@@ -159,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0  # the parent is already gone
     try:
         layout = layout_for(args.part, args.pool) if args.pool else layout_for(args.part)
-        _device_file(args.memory, layout)
+        made = _device_file(args.memory, layout)
     except (ValueError, _Refused) as exc:
         parser.error(str(exc))
     held = workdir.hold(args.memory)
@@ -193,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         if not refused and args.parent is not None and _orphaned(args.parent, terminated):
             workdir.leave(args.memory, held)
     if refused:
+        if made:
+            os.unlink(args.memory)
         parser.error(refused)
     return 0
 
