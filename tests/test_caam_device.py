@@ -483,3 +483,213 @@ def test_bench_with_a_pool_too_large_is_one_line_and_exit_2(capfd):
     )
     assert code == 2 and out == ""
     assert err.startswith("cryptoffload bench: caam option pool=99999g (") and err.count("\n") == 1
+
+
+def _device_command(memory: str, irq: str, **popen: object) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    argv = [sys.executable, "-m", "cryptoffload.caam.device", "--part", "t2080"]
+    argv += ["--memory", memory, "--irq", irq]
+    return subprocess.Popen(argv, env=env, text=True, **popen)  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize(
+    "memory, irq, words",
+    [
+        ("{tmp}", "{tmp}/irq", "is a directory"),
+        ("{tmp}/small", "{tmp}/irq", "holds 10 bytes"),
+        ("{tmp}/no/such/dir/memory", "{tmp}/irq", "cannot make the device file"),
+        ("/dev/null", "{tmp}/irq", "not a regular file"),
+        ("{tmp}/memory", "999", "--irq 999"),
+        ("{tmp}/memory", "{tmp}/small", "--irq {tmp}/small"),
+    ],
+    ids=["directory", "short-file", "no-parent", "device-node", "closed-fd", "taken-path"],
+)
+def test_the_command_line_refuses_a_memory_or_irq_it_cannot_use_with_a_clear_error(
+    tmp_path, memory, irq, words
+):
+    (tmp_path / "small").write_bytes(bytes(10))
+    memory, irq, words = (s.replace("{tmp}", str(tmp_path)) for s in (memory, irq, words))
+    proc = _device_command(memory, irq, stderr=subprocess.PIPE)
+    try:
+        _, err = proc.communicate(timeout=30)  # never waits for a driver on --irq first
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err and words in err, err
+    assert os.listdir(tmp_path) == ["small"]  # no device file or socket file left behind
+    assert (tmp_path / "small").read_bytes() == bytes(10)
+
+
+def test_a_device_file_that_cannot_be_sized_is_not_left_half_made(tmp_path, monkeypatch):
+    import errno
+
+    from cryptoffload.caam.device.layout import create, layout_for
+
+    def too_large(fd: int, size: int) -> None:
+        raise OSError(errno.EFBIG, os.strerror(errno.EFBIG))
+
+    monkeypatch.setattr(os, "ftruncate", too_large)
+    with pytest.raises(OSError, match="too large"):
+        create(str(tmp_path / "memory"), layout_for("t2080", 1 << 40))
+    assert os.listdir(tmp_path) == []
+
+
+def _ready(memory: str) -> bool:
+    from cryptoffload.caam.device.layout import Control, layout_for
+
+    layout = layout_for("t2080")
+    at = layout.control - layout.origin + 8 * Control.READY
+    with open(memory, "rb") as f:
+        f.seek(at)
+        return f.read(8) != bytes(8)
+
+
+@pytest.mark.parametrize("connected", [False, True], ids=["listening", "serving"])
+def test_sigterm_ends_the_command_line_device_and_removes_its_socket_file(tmp_path, connected):
+    import socket
+
+    memory, path = str(tmp_path / "memory"), str(tmp_path / "irq")
+    proc = _device_command(memory, path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        deadline = time.monotonic() + 10
+        while not os.path.exists(path):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.02)
+        if connected:
+            while True:
+                try:
+                    sock.connect(path)
+                    break
+                except (FileNotFoundError, ConnectionRefusedError):
+                    assert time.monotonic() < deadline
+                    time.sleep(0.02)
+            while not _ready(memory):
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        assert not os.path.exists(path), "the device left its --irq socket file"
+    finally:
+        sock.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+# -- the device's directory: swept once its owners are gone, never while one lives -------------
+
+#: A stand-in for the keys a job leaves in the pool.
+SECRET = bytes.fromhex("5ec7e75ec7e75ec7e75ec7e75ec7e75e") * 4
+
+
+def _pool_offset(part: str = "t2080") -> int:
+    from cryptoffload.caam.device.layout import layout_for
+
+    layout = layout_for(part)
+    return layout.pool - layout.origin + 0x1000
+
+
+def _new_device(base: str) -> DeviceProcess:
+    from cryptoffload.caam.device.layout import layout_for
+
+    dev = DeviceProcess(layout_for("t2080"), directory=base)
+    dev.wait_ready()
+    return dev
+
+
+def test_a_new_device_sweeps_and_wipes_the_directory_of_a_device_killed_with_its_caller(
+    tmp_path,
+):
+    script = (
+        "import time\n"
+        "from cryptoffload.caam.device.layout import layout_for\n"
+        "from cryptoffload.caam.device.process import DeviceProcess\n"
+        f"d = DeviceProcess(layout_for('t2080'), directory={str(tmp_path)!r})\n"
+        "d.wait_ready()\n"
+        "print(d.pid, d.directory, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env)
+    try:
+        pid_text, directory = caller.stdout.readline().decode().split()
+        memory = os.path.join(directory, "memory")
+        fd = os.open(memory, os.O_RDWR)  # kept: the bytes stay readable after the unlink
+        os.pwrite(fd, SECRET, _pool_offset())
+        os.kill(int(pid_text), signal.SIGKILL)  # the device first: it would clean up after
+        caller.kill()  # a caller's death, but not after its own
+        caller.wait(5)
+        assert _gone(int(pid_text))
+        assert os.path.isdir(directory)
+        fresh = _new_device(str(tmp_path))
+        try:
+            assert not os.path.exists(directory), "the orphaned directory was not swept"
+            assert os.pread(fd, len(SECRET), _pool_offset()) == bytes(len(SECRET))
+            assert os.path.isdir(fresh.directory)
+        finally:
+            fresh.stop()
+            os.close(fd)
+    finally:
+        if caller.poll() is None:
+            caller.kill()
+        caller.stdout.close()
+
+
+def test_a_new_device_never_sweeps_a_directory_whose_caller_or_device_lives(tmp_path):
+    live = _new_device(str(tmp_path))
+    lost = _new_device(str(tmp_path))  # its device killed, its caller (this process) alive
+    os.kill(lost.pid, signal.SIGKILL)
+    lost.proc.wait(5)
+    unknown = tmp_path / "caam-device-unlocked"  # one being made, or from an older version
+    unknown.mkdir()
+    (unknown / "memory").write_bytes(SECRET)
+    fresh = _new_device(str(tmp_path))
+    try:
+        assert os.path.isdir(live.directory) and os.path.isdir(lost.directory)
+        assert (unknown / "memory").read_bytes() == SECRET
+        driver, transport = _driver(live)
+        try:
+            data = os.urandom(100)
+            expected = ReferenceGCM(KEY).encrypt(NONCE, data, b"")
+            assert aead.gcm_encrypt(driver, KEY, NONCE, data, b"") == expected
+        finally:
+            driver.close()
+            transport.close()
+    finally:
+        for dev in (fresh, lost, live):
+            dev.stop()
+    assert not any(os.path.exists(d.directory) for d in (fresh, lost, live))
+
+
+def test_an_orphaned_device_wipes_its_memory_before_removing_it():
+    script = (
+        "import time\n"
+        "from cryptoffload.caam.device.process import DeviceProcess\n"
+        "d = DeviceProcess.start('t2080')\n"
+        "print(d.pid, d.directory, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env)
+    try:
+        pid_text, directory = caller.stdout.readline().decode().split()
+        fd = os.open(os.path.join(directory, "memory"), os.O_RDWR)
+        try:
+            os.pwrite(fd, SECRET, _pool_offset())
+            caller.kill()
+            caller.wait(5)
+            assert _gone(int(pid_text))
+            deadline = time.monotonic() + 5
+            while os.path.exists(directory) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert not os.path.exists(directory)
+            assert os.pread(fd, len(SECRET), _pool_offset()) == bytes(len(SECRET))
+        finally:
+            os.close(fd)
+    finally:
+        if caller.poll() is None:
+            caller.kill()
+        caller.stdout.close()

@@ -88,6 +88,76 @@ def test_dma_buffer_is_a_writable_bytes_like_object_of_the_pool(caam):
     buf.close()
 
 
+def test_a_window_of_a_window_is_at_the_sum_of_the_offsets(caam):
+    _, engine = caam
+    with engine.buffer(64) as buf:
+        buf[:] = bytes(range(64))
+        outer = buf[16:48]
+        inner = outer[8:16]
+        assert isinstance(inner, DmaBuffer)
+        assert (outer.phys, inner.phys) == (buf.phys + 16, buf.phys + 24)
+        assert inner[2:4].phys == buf.phys + 26 and outer[-8:].phys == buf.phys + 40
+        assert bytes(inner) == bytes(range(24, 32)) and inner[0] == 24
+        assert bytes(inner[2:4]) == bytes([26, 27]) and bytes(outer[-8:]) == bytes(range(40, 48))
+        inner[:] = b"\xaa" * 8
+        memoryview(outer[20:24]).cast("B")[:] = b"\xbb" * 4
+        expected = bytes(range(24)) + b"\xaa" * 8 + bytes(range(32, 36)) + b"\xbb" * 4
+        assert bytes(buf) == expected + bytes(range(40, 64))
+
+
+#: Where _nested_windows puts the output window in its buffer.
+OUT_AT = 8192 + 4096
+
+
+def _nested_windows(engine: Any, n_in: int, n_out: int) -> tuple[DmaBuffer, Any, Any, bytes]:
+    """A buffer filled with a random background, an input window of a window (``n_in`` bytes
+    at byte 1032) and an output window of a window (``n_out`` bytes at OUT_AT), and the
+    buffer's bytes. Were the outer windows' offsets lost, the two would still not overlap: the
+    engine would read and write other bytes of the buffer, in place, not through copies."""
+    buf = _filled(engine, os.urandom(16384))
+    src = buf[1024:8192][8 : 8 + n_in]
+    out = buf[8192:16384][4096 : 4096 + n_out]
+    return buf, src, out, bytes(buf)
+
+
+def test_an_aead_into_job_on_windows_of_windows_reads_and_writes_only_them(caam):
+    provider, engine = caam
+    key, nonce, n = os.urandom(16), os.urandom(12), 1000
+    buf, src, out, before = _nested_windows(engine, n, n + 16)
+    data = bytes(src)
+    with using(provider):
+        gcm = AESGCM(key)
+        figures = engine.figures
+        assert gcm.encrypt_into(nonce, src, b"hdr", out) == n + 16
+        moved = _delta(engine, figures)
+        assert moved["zero_copy_bytes"] == 2 * n + 16  # in place, at the windows' addresses
+        sealed = RefGCM(key).encrypt(nonce, data, b"hdr")
+        assert bytes(out) == sealed
+        assert bytes(buf) == before[:OUT_AT] + sealed + before[OUT_AT + n + 16 :]
+        back = buf[8192:16384][6144 : 6144 + n]
+        assert gcm.decrypt_into(nonce, out, b"hdr", back) == n
+        assert bytes(back) == data
+    buf.close()
+
+
+@pytest.mark.parametrize("mode", ["CBC", "CTR"])
+def test_a_cipher_update_into_on_windows_of_windows_reads_and_writes_only_them(caam, mode):
+    provider, engine = caam
+    key, iv, n = os.urandom(16), os.urandom(16), 2048
+    buf, src, out, before = _nested_windows(engine, n, n + 15)
+    data = bytes(src)
+    with using(provider):
+        figures = engine.figures
+        ctx = Cipher(algorithms.AES(key), _our_mode(mode, iv)).encryptor()
+        assert ctx.update_into(src, out) == n
+        moved = _delta(engine, figures)
+    assert moved["zero_copy_bytes"] == 2 * n and moved["copy_in_bytes"] == 0
+    sealed = RefCipher(ref_algorithms.AES(key), _ref_mode(mode, iv)).encryptor().update(data)
+    assert bytes(out[:n]) == sealed
+    assert bytes(buf) == before[:OUT_AT] + sealed + before[OUT_AT + n :]
+    buf.close()
+
+
 def test_dma_buffer_repr_gives_size_and_engine_never_contents(caam):
     _, engine = caam
     with engine.buffer(48) as buf:

@@ -118,6 +118,55 @@ def test_a_pin_file_logs_in(softhsm_token, tmp_path):
         eng.close()
 
 
+def test_a_pin_file_gives_its_first_line(softhsm_token, tmp_path):
+    pin = tmp_path / "pin"
+    pin.write_text(softhsm.PIN + "\r\nnot part of the PIN\n")
+    base = f"pkcs11:module={softhsm_token.module},token={softhsm_token.label}"
+    eng = from_spec(f"{base},pin-file={pin}")
+    try:
+        assert eng.probe().available
+    finally:
+        eng.close()
+
+
+@pytest.mark.parametrize("source", ["pin-file=/dev/null", "pin-file=NEWLINE", "pin-env=EMPTY"])
+def test_an_empty_pin_is_refused_before_any_login(softhsm_token, tmp_path, monkeypatch, source):
+    # A failed login spends one of a real token's few retries: an empty PIN is never tried.
+    logins: list[int] = []
+    monkeypatch.setattr(
+        "cryptoffload.engines.pkcs11.ck.Module.login", lambda self, s, pin: logins.append(s)
+    )
+    newline = tmp_path / "pin"
+    newline.write_bytes(b"\n")
+    monkeypatch.setenv("CRYPTOFFLOAD_EMPTY_PIN", "")
+    option = source.replace("NEWLINE", str(newline)).replace("EMPTY", "CRYPTOFFLOAD_EMPTY_PIN")
+    eng = from_spec(f"pkcs11:module={softhsm_token.module},token={softhsm_token.label},{option}")
+    try:
+        caps = eng.probe()
+    finally:
+        eng.close()
+    assert not caps.available and not logins
+    assert option in caps.reason and "empty" in caps.reason
+
+
+def test_a_pin_file_without_an_end_is_refused_after_a_bounded_read(softhsm_token):
+    # In a child limited to 512 MiB of address space: the whole of /dev/zero is never read
+    # (without a bound the read grows until MemoryError, 1.9 GB on a test machine).
+    spec = f"pkcs11:module={softhsm_token.module},token={softhsm_token.label},pin-file=/dev/zero"
+    code = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))\n"
+        "from cryptoffload.engines import from_spec\n"
+        f"caps = from_spec({spec!r}).probe()\n"
+        "print(caps.available, caps.reason)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("False ") and "pin-file=/dev/zero" in run.stdout
+    assert "first line" in run.stdout
+
+
 # -- claims --------------------------------------------------------------------------------
 
 

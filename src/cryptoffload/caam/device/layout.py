@@ -108,6 +108,9 @@ def create(path: str, layout: Layout) -> None:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.ftruncate(fd, layout.end - layout.origin)
+    except BaseException:
+        os.unlink(path)  # ours: made just now (O_EXCL)
+        raise
     finally:
         os.close(fd)
 

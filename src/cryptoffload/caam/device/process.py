@@ -7,7 +7,8 @@ line, and waits until it serves. ``transport()`` is the board's transport pointe
 writes) with the interrupt as ``transport.irq``. ``stop()`` ends the process by its pid
 (SIGTERM, then SIGKILL) and removes the directory; it also runs at interpreter exit, never in a
 forked child (the device is the parent's). The child dies with its parent: PDEATHSIG, a check
-of its parent pid, and the socket's end.
+of its parent pid, and the socket's end. A start first sweeps the directories that a caller
+and its device killed together left (``workdir``: their lock is held by nobody).
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import weakref
 from pathlib import Path
 from typing import Any
 
 import cryptoffload
+from cryptoffload.caam.device import workdir
 from cryptoffload.caam.device.layout import CONTROL_SIZE, Control, Layout, create, layout_for
 from cryptoffload.caam.device.posted import DeviceGone, PostedRegisterMap
 from cryptoffload.caam.device.timing import DEFAULT_TIMING, Timing
@@ -44,7 +45,12 @@ def _shm_dir() -> str | None:
     return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
-def _stop(pid: int, owner: int, proc: subprocess.Popen[bytes], directory: str) -> None:
+def _remove(directory: str, lock: int) -> None:
+    shutil.rmtree(directory, ignore_errors=True)
+    os.close(lock)
+
+
+def _stop(pid: int, owner: int, proc: subprocess.Popen[bytes], directory: str, lock: int) -> None:
     if os.getpid() != owner:  # a forked child: the device is its parent's
         return
     if proc.poll() is None:
@@ -56,7 +62,7 @@ def _stop(pid: int, owner: int, proc: subprocess.Popen[bytes], directory: str) -
             proc.wait(2.0)
         except ProcessLookupError:
             pass
-    shutil.rmtree(directory, ignore_errors=True)
+    _remove(directory, lock)
 
 
 class DeviceProcess:
@@ -71,9 +77,15 @@ class DeviceProcess:
         directory: str | None = None,
     ) -> None:
         self.layout, self.timing, self.faults = layout, timing, faults
-        self.directory = tempfile.mkdtemp(prefix="caam-device-", dir=directory or _shm_dir())
-        self.path = str(Path(self.directory) / "memory")
-        create(self.path, layout)
+        base = directory or _shm_dir()
+        workdir.sweep(base)  # what devices killed with their callers left, keys and all
+        self.directory, lock = workdir.make(base)
+        self.path = str(Path(self.directory) / workdir.MEMORY)
+        try:
+            create(self.path, layout)
+        except BaseException:
+            _remove(self.directory, lock)
+            raise
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.socket = ours
         src = str(Path(cryptoffload.__file__).resolve().parents[1])
@@ -104,13 +116,13 @@ class DeviceProcess:
             self.proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), env=env)
         except BaseException:
             ours.close()
-            shutil.rmtree(self.directory, ignore_errors=True)
+            _remove(self.directory, lock)
             raise
         finally:
             theirs.close()
         self.pid = self.proc.pid
         self._finalizer = weakref.finalize(
-            self, _stop, self.pid, os.getpid(), self.proc, self.directory
+            self, _stop, self.pid, os.getpid(), self.proc, self.directory, lock
         )
         atexit.register(self._finalizer)
 

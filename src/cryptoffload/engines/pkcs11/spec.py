@@ -8,6 +8,11 @@ from dataclasses import dataclass
 from cryptoffload.errors import BadEngineSpec
 
 _OPTIONS = ("module", "token", "pin-env", "pin-file")
+#: The longest first line a PIN file may have, its line end included: a PIN is far shorter
+#: (SoftHSM takes up to 255 bytes), and the bound keeps /dev/zero or a wrong file from being
+#: read into memory whole.
+MAX_PIN_FILE_LINE = 1024
+_NO_EMPTY_LOGIN = "an empty PIN is not tried (each failed login spends one of the token's retries)"
 
 
 @dataclass(frozen=True)
@@ -29,24 +34,41 @@ class Spec:
         return "pkcs11:" + ",".join(parts)
 
     def read_pin(self) -> bytes | None:
-        """The user PIN from the environment variable or file named, or None (no login).
+        """The user PIN from the environment variable or the first line of the file named, or
+        None (no login).
 
-        Raises LookupError naming the variable or file (never its content) when it is missing.
+        Raises LookupError naming the option (never the PIN) when the variable or file is
+        missing, when the PIN is empty (a login with it would only spend one of the token's
+        retries) or when the file has no line end within MAX_PIN_FILE_LINE bytes.
         """
         if self.pin_env:
             value = os.environ.get(self.pin_env)
             if value is None:
                 raise LookupError(f"the PIN variable {self.pin_env} is not set")
-            return value.encode()
-        if self.pin_file:
-            try:
-                with open(self.pin_file, "rb") as f:
-                    return f.read().rstrip(b"\r\n")
-            except OSError as exc:
-                raise LookupError(
-                    f"the PIN file {self.pin_file} cannot be read: {exc.strerror}"
-                ) from None
-        return None
+            pin, where = value.encode(), f"pin-env={self.pin_env} gives an empty PIN"
+        elif self.pin_file:
+            pin = _first_line(self.pin_file)
+            where = f"pin-file={self.pin_file} gives an empty PIN (its first line)"
+        else:
+            return None
+        if not pin:
+            raise LookupError(f"{where}: {_NO_EMPTY_LOGIN}")
+        return pin
+
+
+def _first_line(path: str) -> bytes:
+    """The PIN file's first line without its line end, read no further than the bound."""
+    try:
+        with open(path, "rb") as f:
+            line = f.readline(MAX_PIN_FILE_LINE + 1)
+    except OSError as exc:
+        raise LookupError(f"the PIN file {path} cannot be read: {exc.strerror}") from None
+    if len(line) > MAX_PIN_FILE_LINE:
+        raise LookupError(
+            f"pin-file={path} has no line end in its first {MAX_PIN_FILE_LINE} bytes: "
+            "the file must hold the PIN alone on its first line"
+        )
+    return line.rstrip(b"\r\n")
 
 
 def parse(arg: str) -> Spec:
