@@ -267,15 +267,18 @@ class _AeadBase(AeadCore):
                 if memoryview(buf).nbytes != need:
                     raise ValueError(f"buffer must be {need} bytes")
                 refuse_overlap(data, buf)
-                plaintext = lane.run(op, True)
+                try:
+                    plaintext = lane.run(op, True)
+                except InvalidTag:
+                    _zero(buf)  # as `cryptography` 51 leaves it, whichever path ran
+                    raise
                 memoryview(buf).cast("B")[:] = plaintext
                 return need
         try:
             k = fast.decrypt_into(nonce, data, associated_data, buf)
         except InvalidTag:
             # OpenSSL's GCM has written the plaintext before the tag failed: none is released.
-            view = memoryview(buf).cast("B")
-            view[:] = bytes(len(view))
+            _zero(buf)
             n = len(data) - self._tag_length
             if n >= 0:  # shorter: no tag, refused uncounted
                 lane.tally(~n if held else n)
@@ -342,6 +345,12 @@ class _Timed:
 
     def decrypt_into(self, *args: Any) -> Any:
         return self._timed(self._sw.decrypt_into, *args)
+
+
+def _zero(buf: Any) -> None:
+    """Zeros over a decryption's buffer after a failed tag (`cryptography` 51's rule)."""
+    view = memoryview(buf).cast("B")
+    view[:] = bytes(len(view))
 
 
 def _outcome(call: Any, item: tuple[Any, ...]) -> Any:
@@ -595,6 +604,7 @@ class AESSIV(_FixedTagAead):
             try:
                 n = getattr(fast, f"{kind}_into")(data, associated_data, buf)
             except InvalidTag:
+                _zero(buf)  # no plaintext released, whatever OpenSSL wrote first
                 if len(data) >= 16:  # shorter: no tag, refused uncounted
                     lane.tally(len(data) - 16)
                 raise
@@ -609,7 +619,11 @@ class AESSIV(_FixedTagAead):
         if memoryview(buf).nbytes != need:
             raise ValueError(f"buffer must be {need} bytes")
         refuse_overlap(data, buf)
-        out = lane.run(op, True)
+        try:
+            out = lane.run(op, True)
+        except InvalidTag:
+            _zero(buf)
+            raise
         memoryview(buf).cast("B")[:] = out
         return need
 
