@@ -207,6 +207,8 @@ WARNS_DEPRECATION = {
         "test_serialization.py::*::test_wrong_parameters_format",
         "test_serialization.py::TestDHSerialization::test_dh_public_key",
         "test_serialization.py::TestDHSerialization::test_dh_private_key",
+        # 51: a DH key in PKCS #8 v2 (its vectors are not in cryptography_vectors 50)
+        "test_serialization.py::*::test_load_pkcs8_private_key_v2_with_public_key[[]dh-*",
     )
 }
 EXCLUDED = {**PRIVATE, **WARNS_DEPRECATION}

@@ -12,10 +12,10 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-import cryptography
+from cryptoffload._release import REFUSES_OVERLAP
 
 #: Whether the installed `cryptography` refuses an ``*_into`` call whose buffers overlap.
-REFUSED = int(cryptography.__version__.split(".")[0]) >= 51
+REFUSED = REFUSES_OVERLAP
 #: `cryptography`'s message for it.
 MESSAGE = "data and buf must not overlap"
 

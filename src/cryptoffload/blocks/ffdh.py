@@ -221,8 +221,10 @@ def algorithm_params(algorithm: bytes) -> Params | None:
     return read_params(fields[1][1], oid == OID_DHX)
 
 
-def read_private_key(data: bytes) -> PrivateKey | None:
-    """A DH key from PKCS #8 DER, None if the DER holds another kind of key."""
+def read_private_key(data: bytes, *, v2: bool = False) -> PrivateKey | None:
+    """A DH key from PKCS #8 DER, None if the DER holds another kind of key. With ``v2``, RFC
+    5958's OneAsymmetricKey v2 too: version 1, and a public key that must match. Version 0 with
+    a public key is refused (RFC 5958 asks for version 1 then)."""
     _, body, rest = der.read(data, der.SEQUENCE)
     fields = der.items(body)
     if len(fields) < 3 or fields[1][0] != der.SEQUENCE:
@@ -230,16 +232,46 @@ def read_private_key(data: bytes) -> PrivateKey | None:
     params = algorithm_params(fields[1][1])
     if params is None:
         return None
-    if rest or fields[0][0] != der.INTEGER or der.read_integer(fields[0][1]) != 0:
+    if rest or fields[0][0] != der.INTEGER:
+        raise der.DerError("unsupported PKCS #8 version")
+    version = der.read_integer(fields[0][1])
+    if version not in ((0, 1) if v2 else (0,)):
         raise der.DerError("unsupported PKCS #8 version")
     if fields[2][0] != der.OCTET_STRING:
         raise der.DerError("PKCS #8 key is not an OCTET STRING")
     _, xbody, _ = der.read(fields[2][1], der.INTEGER)
     x = der.read_integer(xbody)
+    public = _one_asymmetric_key_public(fields[3:], version)
     check_parameters(params)
     if not 0 < x < params.p - 1:
         raise ValueError("Invalid DH private value")
-    return PrivateKey(params, x, int(gmpy2.powmod_sec(params.g, x, _mpz(params.p))))
+    y = int(gmpy2.powmod_sec(params.g, x, _mpz(params.p)))
+    if public is not None and public != y:
+        raise der.DerError("the PKCS #8 public key does not match the private key")
+    return PrivateKey(params, x, y)
+
+
+def _one_asymmetric_key_public(extra: list[tuple[int, bytes]], version: int) -> int | None:
+    """The public value of a OneAsymmetricKey's optional fields after the private key:
+    ``[0]`` attributes, then (version 1 only) ``[1]`` the public key, a BIT STRING holding y."""
+    if extra and extra[0][0] == _ATTRIBUTES:
+        extra = extra[1:]
+    if not extra:
+        return None
+    if len(extra) > 1 or extra[0][0] != _PUBLIC_KEY or version != 1:
+        raise der.DerError("unexpected fields after the PKCS #8 private key")
+    bits = extra[0][1]
+    if not bits or bits[0] != 0:
+        raise der.DerError("PKCS #8 public key is not a whole-byte BIT STRING")
+    _, ybody, rest = der.read(bits[1:], der.INTEGER)
+    if rest:
+        raise der.DerError("PKCS #8 public key has bytes after its INTEGER")
+    return der.read_integer(ybody)
+
+
+#: OneAsymmetricKey's context tags: [0] IMPLICIT attributes (constructed), [1] IMPLICIT public
+#: key (a BIT STRING's contents, primitive).
+_ATTRIBUTES, _PUBLIC_KEY = 0xA0, 0x81
 
 
 def read_public_key(data: bytes) -> PublicKey | None:

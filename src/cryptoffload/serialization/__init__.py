@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 from cryptoffload import dh, dsa, ec, ed448, ed25519, rsa, x448, x25519
+from cryptoffload._release import READS_PKCS8_V2
 from cryptoffload.blocks import der, ffdh, pkcs8
 from cryptoffload.provider import Provider
 
@@ -110,6 +111,9 @@ def wrap_key(key: Any, *, provider: Provider | None = None) -> Any:
     for wrapper in _WRAPPERS:
         if isinstance(key, wrapper._WRAPS):
             return wrapper(key, provider=provider)
+        native = wrapper.__dict__.get("_NATIVE")
+        if native is not None and isinstance(key, native):  # DH: `cryptography`'s own key
+            return wrapper._adopt(key, provider)
     raise TypeError(f"cryptoffload does not handle {type(key).__name__} keys")
 
 
@@ -122,7 +126,7 @@ def _private_der(data: bytes, password: bytes | None) -> ffdh.PrivateKey | None:
             if plain is None:
                 return None
             data = plain
-        return ffdh.read_private_key(data)
+        return ffdh.read_private_key(data, v2=READS_PKCS8_V2)
     except der.DerError:
         return None
 
