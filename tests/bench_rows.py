@@ -34,3 +34,11 @@ def bench_row(engine: str = "software", median: float | None = 100.0, **extra: A
     }
     row.update(extra)
     return row
+
+
+def suptitle(figure: Any) -> str:
+    """A matplotlib figure's title (``get_suptitle`` came in 3.8; pyproject allows 3.6)."""
+    if hasattr(figure, "get_suptitle"):
+        return figure.get_suptitle()
+    title = getattr(figure, "_suptitle", None)
+    return title.get_text() if title is not None else ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from bench_rows import suptitle
 from rich.console import Console
 
 from cryptoffload.tools.bench import plot, report, sweep
@@ -143,8 +144,8 @@ def test_crossover_label_is_in_a_legend_below_the_panel_off_the_curves():
 
 def test_titles_promise_ratios_only_when_an_engine_was_measured():
     measured, alone = synthetic_sweep(), synthetic_sweep(engine=None)
-    assert "cross" in plot.sweep_figure(measured).get_suptitle()
-    title = plot.sweep_figure(alone).get_suptitle()
+    assert "cross" in suptitle(plot.sweep_figure(measured))
+    title = suptitle(plot.sweep_figure(alone))
     assert "no engine measured" in title and "cross" not in title and "ratio" not in title
     for result, promised in ((measured, True), (alone, False)):
         console = Console(record=True, width=200)
@@ -160,7 +161,7 @@ def test_engine_rows_without_a_speed_do_not_promise_ratios():
     console = Console(record=True, width=200)
     report.print_sweep(result, console)
     assert "engine/software" not in console.export_text()
-    assert "no engine measured" in plot.sweep_figure(result).get_suptitle()
+    assert "no engine measured" in suptitle(plot.sweep_figure(result))
 
 
 def test_a_tie_counts_as_the_engine_keeping_up_not_as_a_gap_in_the_data():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from bench_rows import suptitle
 from doubles import AbsentEngine, TakeAllEngine
 
 import cryptoffload.engines
@@ -164,8 +165,8 @@ def test_sweep_plot_of_software_and_unavailable_engine_draws_one_curve(capsys, a
     fig = sweep_figure(json.loads(out))
     (ax,) = [a for a in fig.axes if a.get_visible()]
     assert [line.get_label() for line in ax.get_lines()] == ["software"]
-    assert "no engine measured" in fig.get_suptitle()
-    assert "cross" not in fig.get_suptitle()
+    assert "no engine measured" in suptitle(fig)
+    assert "cross" not in suptitle(fig)
 
 
 def test_engine_named_twice_on_the_command_line_exits_2(capsys, takeall):
