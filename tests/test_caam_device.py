@@ -600,20 +600,28 @@ def _new_device(base: str) -> DeviceProcess:
     return dev
 
 
-def test_a_new_device_sweeps_and_wipes_the_directory_of_a_device_killed_with_its_caller(
-    tmp_path,
-):
+def _caller_of_a_device(start: str) -> subprocess.Popen[bytes]:
+    """A process that starts a device with ``start`` (code that binds ``d``), prints the
+    device's pid and directory, and waits to be killed."""
     script = (
         "import time\n"
-        "from cryptoffload.caam.device.layout import layout_for\n"
         "from cryptoffload.caam.device.process import DeviceProcess\n"
-        f"d = DeviceProcess(layout_for('t2080'), directory={str(tmp_path)!r})\n"
-        "d.wait_ready()\n"
+        f"{start}"
         "print(d.pid, d.directory, flush=True)\n"
         "time.sleep(60)\n"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env)
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env)
+
+
+def test_a_new_device_sweeps_and_wipes_the_directory_of_a_device_killed_with_its_caller(
+    tmp_path,
+):
+    caller = _caller_of_a_device(
+        "from cryptoffload.caam.device.layout import layout_for\n"
+        f"d = DeviceProcess(layout_for('t2080'), directory={str(tmp_path)!r})\n"
+        "d.wait_ready()\n"
+    )
     try:
         pid_text, directory = caller.stdout.readline().decode().split()
         memory = os.path.join(directory, "memory")
@@ -665,15 +673,7 @@ def test_a_new_device_never_sweeps_a_directory_whose_caller_or_device_lives(tmp_
 
 
 def test_an_orphaned_device_wipes_its_memory_before_removing_it():
-    script = (
-        "import time\n"
-        "from cryptoffload.caam.device.process import DeviceProcess\n"
-        "d = DeviceProcess.start('t2080')\n"
-        "print(d.pid, d.directory, flush=True)\n"
-        "time.sleep(60)\n"
-    )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env)
+    caller = _caller_of_a_device("d = DeviceProcess.start('t2080')\n")
     try:
         pid_text, directory = caller.stdout.readline().decode().split()
         fd = os.open(os.path.join(directory, "memory"), os.O_RDWR)

@@ -107,20 +107,12 @@ def test_a_wrong_pin_is_reported_without_the_pin(softhsm_token, tmp_path):
     assert "999999" not in run.stdout + run.stderr
 
 
-def test_a_pin_file_logs_in(softhsm_token, tmp_path):
+@pytest.mark.parametrize(
+    "after", ["\n", "\r\nnot part of the PIN\n"], ids=["one-line", "first-line-of-more"]
+)
+def test_a_pin_file_logs_in_with_its_first_line(softhsm_token, tmp_path, after):
     pin = tmp_path / "pin"
-    pin.write_text(softhsm.PIN + "\n")
-    base = f"pkcs11:module={softhsm_token.module},token={softhsm_token.label}"
-    eng = from_spec(f"{base},pin-file={pin}")
-    try:
-        assert eng.probe().available
-    finally:
-        eng.close()
-
-
-def test_a_pin_file_gives_its_first_line(softhsm_token, tmp_path):
-    pin = tmp_path / "pin"
-    pin.write_text(softhsm.PIN + "\r\nnot part of the PIN\n")
+    pin.write_text(softhsm.PIN + after)
     base = f"pkcs11:module={softhsm_token.module},token={softhsm_token.label}"
     eng = from_spec(f"{base},pin-file={pin}")
     try:
