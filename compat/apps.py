@@ -39,6 +39,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from sdist import CACHE, fetch_sdist, sha256_of
@@ -146,12 +147,12 @@ PROGRESS = 30.0
 # -- the venv -------------------------------------------------------------------------------------
 
 
-def requirements() -> list[str]:
-    """What the venv holds besides cryptoffload: the applications, their test dependencies, and
-    `cryptography` at the version installed beside this script's interpreter (so the baseline
-    is the `cryptography` the project develops against), every one pinned."""
+def requirements(names: Sequence[str] = tuple(SUITES)) -> list[str]:
+    """What the venv holds besides cryptoffload: the named applications, their test
+    dependencies, and `cryptography` at the version installed beside this script's interpreter
+    (so the baseline is the `cryptography` the project develops against), every one pinned."""
     reqs = [PYTEST]
-    for suite in SUITES.values():
+    for suite in (SUITES[name] for name in names):
         reqs += [suite.pin, *suite.deps, *suite.test_deps]
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         reqs.append(f"cryptography=={importlib.metadata.version('cryptography')}")
@@ -162,14 +163,14 @@ def venv_python(venv: pathlib.Path) -> pathlib.Path:
     return venv / "bin" / "python"
 
 
-def ensure_venv(venv: pathlib.Path, log: Any) -> pathlib.Path:
+def ensure_venv(venv: pathlib.Path, log: Any, names: Sequence[str] = tuple(SUITES)) -> pathlib.Path:
     """The venv's interpreter, after making the venv (once), installing the pinned requirements
     (when they changed) and cryptoffload from this repository (every time)."""
     python = venv_python(venv)
     stamp = venv / "cryptoffload-apps.json"
     wanted = {
         "python": sys.version.split()[0],
-        "requirements": requirements(),
+        "requirements": requirements(names),
         # cryptoffload's own dependencies: the reinstall below takes none of them.
         "pyproject": sha256_of(REPO / "pyproject.toml"),
     }
@@ -179,7 +180,15 @@ def ensure_venv(venv: pathlib.Path, log: Any) -> pathlib.Path:
     if not stamp.exists() or json.loads(stamp.read_text()) != wanted:
         log(f"installing {', '.join(wanted['requirements'])} and cryptoffload into {venv}")
         stamp.unlink(missing_ok=True)  # a failed install leaves no stamp: the next run redoes it
-        _pip(python, str(REPO), *wanted["requirements"])
+        try:
+            _pip(python, str(REPO), *wanted["requirements"])
+        except SystemExit:
+            log(
+                "the pins of these suites do not install beside cryptography "
+                f"{importlib.metadata.version('cryptography')} (pip's reason above); "
+                "--suites runs the others"
+            )
+            raise
         stamp.write_text(json.dumps(wanted))
     # Not editable, and reinstalled every time (pip may keep an installed 0.1.0 as satisfying
     # the directory's 0.1.0): the venv runs cryptoffload as a user installs it (a wheel built
@@ -575,6 +584,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown or "cryptography" not in configs:
         parser.error(f"configurations are {', '.join(CONFIGS)}, cryptography among them")
+    # An end-to-end script runs beside its application's suite (all of them unless --suites).
+    scripts = [s for s in E2E if E2E[s] in names] if args.e2e or args.e2e_only else []
+    installed = sorted({*names, *(E2E[s] for s in scripts)})
     if args.e2e_only:
         names = []
 
@@ -583,7 +595,7 @@ def main(argv: list[str] | None = None) -> int:
     def log(text: str) -> None:
         print(f"[{time.monotonic() - started:7.1f}s] {text}", file=sys.stderr, flush=True)
 
-    python = ensure_venv(args.venv.expanduser().resolve(), log)
+    python = ensure_venv(args.venv.expanduser().resolve(), log, installed)
     work = pathlib.Path(tempfile.mkdtemp(prefix="apps-suite-"))
     results: dict[str, dict[str, Run]] = {}
     e2e: dict[str, dict[str, Any]] = {}
@@ -602,9 +614,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"{name}: {config} {c['passed']} passed, {c['failed']} failed, "
                     f"{c['skipped']} skipped in {run.wall:.1f}s ({status})"
                 )
-        if args.e2e or args.e2e_only:
+        if scripts:
             (work / "e2e").mkdir(exist_ok=True)
-            for script in E2E:
+            for script in scripts:
                 e2e[script] = {}
                 for config in configs:
                     log(f"{script}: {config} ...")
@@ -622,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(
             {
                 "versions": {n: SUITES[n].version for n in SUITES},
-                "requirements": requirements(),
+                "requirements": requirements(installed),
                 "suites": {
                     name: {
                         "runs": {c: r.as_dict() for c, r in runs.items()},
@@ -643,7 +655,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         print()
     else:
-        print(f"applications' own suites, passed/failed/skipped ({', '.join(requirements())})")
+        reqs = ", ".join(requirements(installed))
+        print(f"applications' own suites, passed/failed/skipped ({reqs})")
         print()
         if results:
             print(report(results, args.verbose))
