@@ -83,6 +83,9 @@ class Entry:
     priority: int
     type: str
     internal: bool = False
+    #: Users of the driver now (each transform allocated: a kTLS connection's direction, an
+    #: AF_ALG socket...): its rise during a transfer shows the driver is the one in use.
+    refcnt: int = 0
 
     @property
     def hardware(self) -> bool:
@@ -108,6 +111,7 @@ def parse(text: str) -> list[Entry]:
                     priority=int(fields.get("priority", "0") or 0),
                     type=fields.get("type", ""),
                     internal=fields.get("internal", "no") == "yes",
+                    refcnt=int(fields.get("refcnt", "0") or 0),
                 )
             )
     return entries
