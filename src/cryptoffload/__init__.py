@@ -21,11 +21,12 @@ from cryptoffload.provider import Provider, current, default_provider, set_defau
 __version__ = "0.1.0"
 
 
-def install(engines=None, *, only=None, policy=None):  # type: ignore[no-untyped-def]
-    """Offload this process's `cryptography` imports (``cryptoffload.tools.install.install``)."""
+def install(engines=None, *, only=None, policy=None, tls=False):  # type: ignore[no-untyped-def]
+    """Offload this process's `cryptography` imports, and with ``tls`` its ``ssl`` records to
+    the kernel (``cryptoffload.tools.install.install``)."""
     from cryptoffload.tools.install import install as _install
 
-    return _install(engines, only=only, policy=policy)
+    return _install(engines, only=only, policy=policy, tls=tls)
 
 
 def uninstall() -> None:

@@ -55,8 +55,9 @@ class Transfer:
         return seconds / self.mib if self.size else 0.0
 
 
-def _certificate(directory: str) -> tuple[str, str]:
-    """A self-signed P-256 certificate for ``localhost`` and its key, as PEM files."""
+def write_certificate(directory: str) -> tuple[str, str]:
+    """A self-signed P-256 certificate for ``localhost`` (its name and subjectAltName) and its
+    key, as PEM files in ``directory``: (certificate path, key path)."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -73,6 +74,7 @@ def _certificate(directory: str) -> tuple[str, str]:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
         .sign(key, hashes.SHA256())
     )
     cert_path, key_path = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
@@ -94,7 +96,7 @@ class Loopback:
 
     def __init__(self) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="cryptoffload-tls-")
-        self._cert, self._key = _certificate(self._dir.name)
+        self._cert, self._key = write_certificate(self._dir.name)
 
     def close(self) -> None:
         self._dir.cleanup()

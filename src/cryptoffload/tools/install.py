@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import pathlib
+import sys
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -27,6 +28,7 @@ def install(
     *,
     only: Iterable[str] | None = None,
     policy: Policy | str | os.PathLike[str] | None = None,
+    tls: bool = False,
 ) -> Provider:
     """Make this process's imports of `cryptography.hazmat.primitives.*` and
     `cryptography.fernet` resolve to cryptoffload's modules (for the importers named in
@@ -37,6 +39,9 @@ def install(
     default provider; without them it is the default one (the engines found, and the policy
     named by ``CRYPTOFFLOAD_POLICY``). Call it first thing: modules imported before keep what
     they imported. Calling it again changes ``only`` and, if given, the provider.
+
+    With ``tls``, every ``ssl`` connection made from now on asks OpenSSL for kTLS (the kernel
+    then does its records) and is counted under ``kernel-tls`` (:mod:`cryptoffload.ktls`).
     """
     if only is not None:
         only = [only] if isinstance(only, str) else list(only)
@@ -50,6 +55,10 @@ def install(
     if engines is not None or policy is not None:
         set_default_provider(Provider(list(engines or ()), policy=policy))
     HOOK.install(only)
+    if tls:
+        from cryptoffload.ktls import hook
+
+        hook.install()
     return current()
 
 
@@ -71,6 +80,7 @@ def child_environment(
     only: Sequence[str] | None,
     counters: str | None,
     run: str | None = None,
+    tls: bool = False,
 ) -> dict[str, str]:
     """``env`` plus what makes Python processes started from it install the hook at start-up
     (``sys.executable`` children and theirs): ``CRYPTOFFLOAD_RUN`` and the start-up folder first
@@ -81,6 +91,7 @@ def child_environment(
         "only": list(only) if only else None,
         "counters": counters,
         "run": run or uuid.uuid4().hex,
+        "tls": tls,
     }
     out = dict(env)
     out[ENV] = json.dumps(settings)
@@ -96,7 +107,12 @@ def from_environment(env: Mapping[str, str] | None = None) -> bool:
     if not raw:
         return False
     settings = json.loads(raw)
-    install(settings.get("engines"), only=settings.get("only"), policy=settings.get("policy"))
+    install(
+        settings.get("engines"),
+        only=settings.get("only"),
+        policy=settings.get("policy"),
+        tls=bool(settings.get("tls")),
+    )
     if settings.get("counters"):
         atexit.register(write_counters, settings["counters"], settings["run"])
     return True
@@ -162,6 +178,7 @@ def write_counters(
     from cryptoffload.tools.engine_rows import engine_rows
 
     provider = current()
+    tls = _kernel_tls_report()  # first: it counts the connections still open
     snapshot = provider.counters.snapshot()
     mine = {
         "run": run,
@@ -171,6 +188,8 @@ def write_counters(
         ],
         "policy": provider.policy.to_dict(),
     }
+    if tls is not None:
+        mine["kernel_tls"] = tls
     names = {row["name"] for row in mine["engines"]}
     mine["engines"] += [
         {"name": name, "counters": cells} for name, cells in snapshot.items() if name not in names
@@ -193,9 +212,19 @@ def write_counters(
         f.write("\n")
 
 
+def _kernel_tls_report() -> dict[str, Any] | None:
+    """This process's kTLS connections (``run --tls``), None when it made none."""
+    connections = sys.modules.get("cryptoffload.ktls.connections")
+    return connections.REGISTRY.report() if connections is not None else None
+
+
 def _merge(into: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
     """``into`` with ``more``'s processes and counters added, engine by engine."""
     into["processes"] = into.get("processes", 0) + more["processes"]
+    if "kernel_tls" in more:
+        mine = into.setdefault("kernel_tls", {})
+        for key, value in more["kernel_tls"].items():
+            mine[key] = _add(mine.get(key), value) if key != "reasons" else value
     rows = {row["name"]: row for row in into.get("engines", [])}
     for row in more["engines"]:
         if row["name"] not in rows:

@@ -31,7 +31,7 @@ _VALUED = ("--engines", "--engine", "--policy", "--counters", "--only")
 
 USAGE = (
     "cryptoffload run [--engines LIST] [--policy FILE] [--counters FILE] [--only PKG,...] "
-    "(-m MODULE | SCRIPT) [ARGS...]"
+    "[--tls] (-m MODULE | SCRIPT) [ARGS...]"
 )
 DESCRIPTION = (
     "Run a Python program unchanged with its imports of cryptography.hazmat.primitives.* and "
@@ -78,6 +78,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="PKG,...",
         help="redirect only the imports made by these top-level packages "
         "(the program run is __main__, or its module name with -m)",
+    )
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        help="TLS in Python's ssl through the kernel (kTLS): every ssl connection of the "
+        "program and its Python children asks OpenSSL for it, and is counted under kernel-tls "
+        "with the reason where the kernel does not take its records",
     )
     p.add_argument("-m", dest="module", metavar="MODULE", help="run a module, as python -m")
     p.add_argument("script", nargs="?", help="the script to run")
@@ -138,10 +145,16 @@ def cmd_run(args: argparse.Namespace, console: object = None) -> int:
     if unreadable:
         print(f"cryptoffload run: {unreadable}", file=sys.stderr)
         return 2  # as python's for a script it cannot open
-    install(specs or None, only=only, policy=policy)
+    install(specs or None, only=only, policy=policy, tls=args.tls)
     run_id = uuid.uuid4().hex
     env = child_environment(
-        os.environ, engines=specs, policy=policy, only=only, counters=counters, run=run_id
+        os.environ,
+        engines=specs,
+        policy=policy,
+        only=only,
+        counters=counters,
+        run=run_id,
+        tls=args.tls,
     )
     os.environ.update({k: env[k] for k in ("CRYPTOFFLOAD_RUN", "PYTHONPATH")})
     target = ["-m", args.module] if args.module else [args.script]
