@@ -49,6 +49,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="S",
         help="least seconds per timed run: the workload is repeated to fill it (default 0.02)",
     )
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        help="instead of the engines: prove that the kernel does the records of ssl's TLS with "
+        "kTLS (loopback TLS 1.2 and 1.3, with and without it: the kernel's record state, "
+        "tls_stat, the driver's users, the bytes, CPU per MiB)",
+    )
+    p.add_argument(
+        "--size",
+        type=_size,
+        default=4 << 20,
+        metavar="BYTES",
+        help="with --tls: bytes sent over each connection (default 4194304; k, m suffixes)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_verify)
@@ -60,6 +74,8 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
     from cryptoffload.tools import targets, verify
     from cryptoffload.tools.bench.progress import progress_on_stderr
 
+    if args.tls:
+        return cmd_verify_tls(args, console)
     verify.check_patterns(args.algs)
     found = targets.resolve(args.specs)
     settings = verify.Settings(trials=args.trials, trial_seconds=args.time)
@@ -71,6 +87,99 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
     else:
         print_report(report, console)
     return 0 if report["passed"] else 1
+
+
+def _size(text: str) -> int:
+    """A byte count: digits, with an optional k or m (KiB, MiB)."""
+    scale = {"k": 1 << 10, "m": 1 << 20}.get(text[-1:].lower(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit() or not 0 < int(digits) * scale <= 1 << 30:
+        raise argparse.ArgumentTypeError(
+            f"expected a size from 1 byte to 1g such as 4m or 65536, got {text!r}"
+        )
+    return int(digits) * scale
+
+
+def cmd_verify_tls(args: argparse.Namespace, console: Console) -> int:
+    """``verify --tls``: the kernel's proof per TLS version; exit status 0 only when proven."""
+    from cryptoffload.tools import verify_tls
+
+    if args.specs or args.algs:
+        console.print(
+            "cryptoffload verify: --tls proves the kernel's TLS; it takes no --engines or --algs",
+            markup=False,
+        )
+        return 2
+    report = verify_tls.run(args.size)
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print_tls_report(report, console)
+    return 0 if report["passed"] else 1
+
+
+def _ends_cell(v: dict[str, Any]) -> str:
+    lines = []
+    for end in v["ends"]:
+        sides = (("send", end["kernel_tx"]), ("receive", end["kernel_rx"]))
+        directions = [d for d, on in sides if on]
+        text = " and ".join(directions) if directions else f"neither ({end.get('reason')})"
+        lines.append(f"{end['side']}: {text}")
+    return "\n".join(lines)
+
+
+def print_tls_report(report: dict[str, Any], console: Console) -> None:
+    """``verify --tls``'s table, the problems found and the verdict."""
+    table = Table(title=f"verify --tls: {report['openssl']}, {report['size']} bytes a connection")
+    for column in (
+        "version",
+        "in the kernel",
+        "tls_stat",
+        "driver (users added)",
+        "bytes",
+        "user CPU ms/MiB kTLS : user space",
+        "result",
+    ):
+        table.add_column(column, overflow="fold")
+    for v in report["versions"]:
+        driver = v["driver"]
+        drv = "-"
+        if driver:
+            kind = "hardware" if driver["hardware"] else "CPU"
+            drv = f"{driver['driver']} ({kind}, priority {driver['priority']})"
+            drv += f"\n+{v['driver_users_added']} users"
+        cpu = v["cpu_ms_per_mib"]
+        ratio = cpu["user_ratio"]
+        table.add_row(
+            f"{v['version']}\n{v['suite']}",
+            _ends_cell(v),
+            ", ".join(f"{k} +{n}" for k, n in v["tls_stat"].items()) or "nothing moved",
+            drv,
+            "intact" if v["intact"] else "[bold red]differ[/]",
+            f"{cpu['ktls']['user']:.1f} : {cpu['user_space']['user']:.1f}"
+            + (f"\n= {ratio:.2f}" if ratio is not None else ""),
+            "[green]proven[/]" if v["passed"] else "[bold red]FAIL[/]",
+        )
+    console.print(table)
+    for v in report["versions"]:
+        for problem in v["problems"]:
+            console.print(f"{v['version']}: {problem}", markup=False)
+        if not v["receive_expected"]:
+            console.print(
+                f"{v['version']}: receive stays in user space: {report['openssl']} does no kTLS "
+                "receive for TLS 1.3 (OpenSSL 3.2 and later do)",
+                markup=False,
+            )
+    if not report["tls_module"]:
+        console.print(
+            "this kernel has no kTLS (no /proc/net/tls_stat: CONFIG_TLS off, or the tls "
+            "module not loadable)",
+            markup=False,
+        )
+    if report["passed"]:
+        console.print("[green]verified[/]: the kernel does the records of ssl's TLS with kTLS")
+    else:
+        console.print("[bold red]not verified[/]: the kernel did not do the records")
 
 
 def _offload_cell(a: dict[str, Any]) -> str:
