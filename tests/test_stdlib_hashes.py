@@ -104,6 +104,24 @@ def test_the_named_constructors_of_claimed_hashes_are_routed(passthrough, name):
     assert ops(provider, OURS[name]) == 2
 
 
+def test_constructors_kept_as_class_attributes_are_called_as_pythons_are(passthrough):
+    provider, app_hashlib, _ = passthrough
+    ns = app(
+        "import hashlib\n"
+        "class Kex:\n"
+        "    hash_algo = hashlib.sha256\n"
+        "    derive = hashlib.pbkdf2_hmac\n"
+        "    def shared(self, data):\n"
+        "        return self.hash_algo(data).digest(), self.derive('sha256', data, b's', 2)\n"
+    )
+    assert ns["Kex"]().shared(MSG) == (
+        hashlib.sha256(MSG).digest(),
+        hashlib.pbkdf2_hmac("sha256", MSG, b"s", 2),
+    )
+    assert ns["Kex"].hash_algo is app_hashlib.sha256  # no method made of it, as of Python's
+    assert ops(provider, "sha256") == ops(provider, "pbkdf2-hmac-sha256") == 1
+
+
 def test_a_hash_objects_copy_and_digests_continue_independently(passthrough):
     provider, app_hashlib, _ = passthrough
     h = app_hashlib.sha256(b"a")
@@ -259,10 +277,34 @@ def test_keys_of_every_length_python_takes_give_pythons_tag(passthrough):
         assert app_hmac.new(key, MSG, "sha256").digest() == hmac.new(key, MSG, "sha256").digest()
 
 
-def test_compare_digest_and_the_hmac_class_are_pythons(passthrough):
+def test_compare_digest_is_pythons(passthrough):
     _, _, app_hmac = passthrough
     assert app_hmac.compare_digest is hmac.compare_digest
-    assert app_hmac.HMAC is hmac.HMAC
+
+
+def test_calling_the_hmac_class_is_routed_as_paramiko_calls_it(passthrough):
+    provider, app_hashlib, app_hmac = passthrough
+    tag = app_hmac.HMAC(KEY, MSG, app_hashlib.sha1).digest()
+    assert tag == hmac.HMAC(KEY, MSG, hashlib.sha1).digest()
+    assert ops(provider, "hmac-sha1") == 1
+    unclaimed = app_hmac.HMAC(KEY, MSG, digestmod="ripemd160")
+    assert type(unclaimed) is hmac.HMAC
+    assert unclaimed.digest() == hmac.new(KEY, MSG, "ripemd160").digest()
+    for obj in (unclaimed, app_hmac.HMAC(KEY, MSG, "sha1")):
+        assert isinstance(obj, app_hmac.HMAC) and isinstance(obj, hmac.HMAC)
+    assert not isinstance(b"", app_hmac.HMAC)
+    assert issubclass(app_hmac.HMAC, hmac.HMAC)
+
+
+def test_a_class_derived_from_the_hmac_class_is_pythons_hmac(passthrough):
+    provider, _, app_hmac = passthrough
+    derived = app("import hmac\nclass Mine(hmac.HMAC):\n    pass\n")["Mine"]
+    assert derived.__mro__[1] is app_hmac.HMAC
+    obj = derived(KEY, MSG, "sha256")
+    assert type(obj) is derived and isinstance(obj, hmac.HMAC)
+    assert not isinstance(hmac.new(KEY, MSG, "sha256"), derived)
+    assert obj.digest() == hmac.new(KEY, MSG, "sha256").digest()
+    assert ops(provider, "hmac-sha256") == 0
 
 
 def test_a_python_hmac_given_a_routed_constructor_gives_pythons_tag(passthrough):

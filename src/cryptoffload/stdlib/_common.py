@@ -119,6 +119,27 @@ def plain(data: Any) -> Any:
     return out
 
 
+class Unbound:
+    """``function`` standing for one of Python's builtin functions (``hashlib.sha256``,
+    ``pbkdf2_hmac``): like them it stays itself when kept as a class attribute and read through
+    an instance (paramiko's ``self.hash_algo(data)``), where a function would bind as a method."""
+
+    __slots__ = ("__wrapped__",)
+
+    def __init__(self, function: Any) -> None:
+        self.__wrapped__ = function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__wrapped__(*args, **kwargs)
+
+    @property
+    def __name__(self) -> str:
+        return self.__wrapped__.__name__
+
+    def __repr__(self) -> str:
+        return f"<built-in function {self.__name__} (cryptoffload's, through the provider)>"
+
+
 class View(types.ModuleType):
     """Python's module with the routed names replaced: a copy of its namespace, so that every
     other name is the very object Python's module has."""

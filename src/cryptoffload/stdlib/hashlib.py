@@ -11,7 +11,7 @@ from typing import Any
 
 from cryptoffload.hashes import Hash
 from cryptoffload.kdf.pbkdf2 import PBKDF2HMAC
-from cryptoffload.stdlib._common import Spec, View, find, flat, hash_specs, plain
+from cryptoffload.stdlib._common import Spec, Unbound, View, find, flat, hash_specs, plain
 
 #: Python's bound on iterations, dklen and the lengths of password and salt (a C int).
 _INT_MAX = 2**31 - 1
@@ -85,11 +85,11 @@ def view(claimed: Iterable[str]) -> types.ModuleType | None:
         routed["new"] = _new(specs)
         routed["file_digest"] = _file_digest(routed["new"])
     if kdfs:
-        routed["pbkdf2_hmac"] = _pbkdf2_hmac(kdfs)
+        routed["pbkdf2_hmac"] = Unbound(_pbkdf2_hmac(kdfs))
     return View(_python, routed)
 
 
-def _constructor(spec: Spec, real: Any) -> Any:
+def _constructor(spec: Spec, real: Any) -> Unbound:
     def constructor(*args: Any, **kwargs: Any) -> HashObject:
         if len(args) > 1 or (kwargs and kwargs.keys() != {"usedforsecurity"}):
             real(*args, **kwargs)  # Python's error for a call it refuses; else the data is:
@@ -98,7 +98,7 @@ def _constructor(spec: Spec, real: Any) -> Any:
 
     constructor.__name__ = constructor.__qualname__ = spec.name
     constructor.__doc__ = real.__doc__
-    return constructor
+    return Unbound(constructor)
 
 
 def _new(specs: dict[str, Spec]) -> Any:

@@ -1,6 +1,6 @@
-"""Python's `hmac` as an application sees it: ``new`` and ``digest`` of a claimed HMAC go
-through the provider, with Python's objects' behaviour; ``compare_digest`` and the ``HMAC``
-class are Python's."""
+"""Python's `hmac` as an application sees it: ``new``, ``digest`` and calls of the ``HMAC`` class
+(paramiko's form) for a claimed HMAC go through the provider, with Python's objects' behaviour;
+``compare_digest`` and everything else are Python's."""
 
 from __future__ import annotations
 
@@ -70,7 +70,43 @@ def view(claimed: Iterable[str], hashlib_view: types.ModuleType | None) -> types
             constructor = getattr(module, name, None)
             if constructor is not None:
                 constructors[constructor] = name
-    return View(_python, {"new": _new(specs, constructors), "digest": _digest(specs, constructors)})
+    new = _new(specs, constructors)
+    return View(
+        _python, {"new": new, "digest": _digest(specs, constructors), "HMAC": _hmac_class(new)}
+    )
+
+
+class _CallsNew(type):
+    """The metaclass of a view's ``HMAC``: every object of Python's ``hmac.HMAC`` (the routed
+    ones are too) is an instance of that class, as it is of Python's."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        if "_view_new" in cls.__dict__:
+            return isinstance(obj, _python.HMAC)
+        return type.__instancecheck__(cls, obj)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        if "_view_new" in cls.__dict__:
+            return issubclass(sub, _python.HMAC)
+        return type.__subclasscheck__(cls, sub)
+
+
+def _hmac_class(new: Any) -> type:
+    """A subclass of Python's ``hmac.HMAC`` whose calls are ``new``'s (a routed object, or
+    Python's own); a class derived from it is Python's HMAC, unrouted."""
+
+    class HMAC(_python.HMAC, metaclass=_CallsNew):
+        __slots__ = ()
+        __doc__ = _python.HMAC.__doc__
+        _view_new = staticmethod(new)
+
+        def __new__(cls, key: Any, msg: Any = None, digestmod: Any = "") -> Any:
+            if cls is HMAC:
+                return new(key, msg, digestmod)  # not an instance: __init__ is not called
+            return super().__new__(cls)
+
+    HMAC.__module__ = _python.HMAC.__module__
+    return HMAC
 
 
 def _finder(specs: dict[str, Spec], constructors: dict[Any, str]) -> Any:
