@@ -5,8 +5,9 @@ ways, in alternating rounds: plain ``python`` (baseline), ``run --engines softwa
 claims a hash: the program must get Python's own functions, at Python's speed; issue 32's goal
 is 0.95 of it or better) and ``run --engines passthrough`` (every hash and HMAC goes through the
 provider: Op, validation, routing, counting, answered by OpenSSL). Each child reports operations
-per second per case and whether its ``hashlib.sha256`` is Python's; the medians and the ratios
-to the baseline are printed.
+per second per case (the best of five slices of ``--seconds``) and whether its
+``hashlib.sha256`` is Python's; the medians over the rounds and the ratios to the baseline are
+printed.
 
     python benchmarks/run_hashlib.py [--rounds N] [--seconds S]
 """
@@ -39,12 +40,15 @@ WORKLOAD = textwrap.dedent(
     }
     rates = {}
     for name, fn in CASES.items():
-        n, start = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < SECONDS:
-            for _ in range(50):
-                fn()
-            n += 50
-        rates[name] = n / elapsed
+        best = 0.0
+        for _ in range(5):  # the best of five slices: the box's other load only slows one
+            n, start = 0, time.perf_counter()
+            while (elapsed := time.perf_counter() - start) < SECONDS / 5:
+                for _ in range(50):
+                    fn()
+                n += 50
+            best = max(best, n / elapsed)
+        rates[name] = best
     print(json.dumps({"pythons": hashlib.sha256 is _hashlib.openssl_sha256, "rates": rates}))
     """
 )
