@@ -20,7 +20,8 @@ Both ``builtins.__import__`` (the import statement) and ``importlib.import_modul
 Python's own ``hashlib`` and ``hmac`` are redirected the same way, to the views
 :func:`cryptoffload.stdlib.views` builds when ``install()`` sets the provider (see
 :meth:`ImportHook.mirror_stdlib`), except for the standard library's own importers (``hmac``,
-``uuid``, ``random``...), which keep Python's modules as `cryptography`'s and cryptoffload's do.
+``uuid``, ``multiprocessing``...), which keep Python's modules, as `cryptography`'s and
+cryptoffload's do.
 """
 
 from __future__ import annotations
