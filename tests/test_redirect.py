@@ -121,3 +121,42 @@ def test_redirected_crypto_is_counted_by_the_provider(hook):
     with cryptoffload.using(provider):
         ns["AESGCM"](bytes(16)).encrypt(bytes(12), b"data", None)
     assert provider.counters.snapshot()["passthrough"]["aes-128-gcm"]["ops"] == 1
+
+
+@pytest.fixture
+def passthrough_installed():
+    cryptoffload.install(["passthrough"])
+    try:
+        yield
+    finally:
+        cryptoffload.uninstall()
+        cryptoffload.set_default_provider(None)
+
+
+def test_pythons_hashlib_and_hmac_are_mirrored_for_an_application_only(passthrough_installed):
+    hashlib, hmac = sys.modules["hashlib"], sys.modules["hmac"]
+    application = run_as("someapp.mac", "import hashlib, hmac")
+    assert application["hashlib"] is not hashlib and application["hmac"] is not hmac
+    for importer in ("cryptography.hazmat.x", "cryptoffload.engines.x", "uuid", "json.decoder"):
+        ns = run_as(importer, "import hashlib, hmac\nfrom hashlib import sha256")
+        assert (ns["hashlib"], ns["hmac"], ns["sha256"]) == (hashlib, hmac, hashlib.sha256)
+
+
+def test_every_import_form_of_hashlib_lands_on_the_mirror(passthrough_installed):
+    hashlib = sys.modules["hashlib"]
+    ns = run_as(
+        "someapp",
+        "import hashlib as h\nfrom hashlib import new\nimport importlib\n"
+        "m = importlib.import_module('hashlib')\nb = __import__('hashlib')",
+    )
+    assert ns["h"] is ns["m"] is ns["b"] is not hashlib
+    assert ns["new"] is ns["h"].new is not hashlib.new
+
+
+def test_only_limits_the_hashlib_mirror_to_the_named_packages(passthrough_installed):
+    hashlib = sys.modules["hashlib"]
+    HOOK.install(only=["chosen"])
+    chosen = run_as("chosen.sub", "import hashlib")
+    other = run_as("other", "import hashlib")
+    assert chosen["hashlib"] is not hashlib
+    assert other["hashlib"] is hashlib

@@ -15,6 +15,7 @@ from typing import Any
 
 from cryptoffload.policy import Policy
 from cryptoffload.provider import Provider, current, set_default_provider
+from cryptoffload.stdlib import views as stdlib_views
 from cryptoffload.tools.redirect import HOOK
 
 #: The variable a child process reads at start-up (JSON: engines, policy, only, counters, run).
@@ -33,7 +34,9 @@ def install(
     """Make this process's imports of `cryptography.hazmat.primitives.*` and
     `cryptography.fernet` resolve to cryptoffload's modules (for the importers named in
     ``only``, top-level package names, or every one but `cryptography`'s own), and return the
-    provider their operations go to.
+    provider their operations go to. Their imports of Python's ``hashlib`` and ``hmac`` resolve
+    to views in which the hashes, HMACs and PBKDF2s an engine of that provider claims go
+    through it (decided here, per algorithm: the others are Python's own functions).
 
     ``engines`` (specs or engine objects) and ``policy`` (a Policy or a TOML path) replace the
     default provider; without them it is the default one (the engines found, and the policy
@@ -55,11 +58,13 @@ def install(
     if engines is not None or policy is not None:
         set_default_provider(Provider(list(engines or ()), policy=policy))
     HOOK.install(only)
+    provider = current()
+    HOOK.mirror_stdlib(stdlib_views(provider))
     if tls:
         from cryptoffload.ktls import hook
 
         hook.install()
-    return current()
+    return provider
 
 
 def uninstall() -> None:

@@ -16,6 +16,12 @@ the top-level packages named in ``only``) gets cryptoffload's mirror, module for
   `cryptography` added) is the real module.
 
 Both ``builtins.__import__`` (the import statement) and ``importlib.import_module`` are hooked.
+
+Python's own ``hashlib`` and ``hmac`` are redirected the same way, to the views
+:func:`cryptoffload.stdlib.views` builds when ``install()`` sets the provider (see
+:meth:`ImportHook.mirror_stdlib`), except for the standard library's own importers (``hmac``,
+``uuid``, ``multiprocessing``...), which keep Python's modules, as `cryptography`'s and
+cryptoffload's do.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import importlib.util
 import sys
 import threading
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 ROOT = "cryptography"
@@ -113,6 +119,7 @@ class ImportHook:
         self._views: dict[str, PackageView] = {}
         self._lock = threading.Lock()
         self._saved: tuple[Any, Any] | None = None
+        self._stdlib: dict[str, types.ModuleType] = {}
 
     # -- installing -------------------------------------------------------------------------
     @property
@@ -128,8 +135,14 @@ class ImportHook:
         builtins.__import__ = self._import
         importlib.import_module = self._import_module
 
+    def mirror_stdlib(self, views: Mapping[str, types.ModuleType]) -> None:
+        """What a redirected importer gets for the standard library's modules named in
+        ``views`` (``hashlib``, ``hmac``): the rest of the standard library stays Python's."""
+        self._stdlib = dict(views)
+
     def uninstall(self) -> None:
         """Give imports back to Python; modules already imported keep what they got."""
+        self._stdlib = {}
         if self._saved is None:
             return
         original_import, original_import_module = self._saved
@@ -146,6 +159,14 @@ class ImportHook:
         if top in NEVER:
             return False
         return self.only is None or top in self.only
+
+    def redirects_stdlib(self, importer: str) -> bool:
+        """Whether the module named ``importer`` sees the views of ``hashlib`` and ``hmac``: as
+        :meth:`redirects`, and not a module of the standard library (whose own uses of them,
+        such as hmac's of hashlib, are Python's business)."""
+        return importer.partition(".")[0] not in sys.stdlib_module_names and self.redirects(
+            importer
+        )
 
     def module_for(self, name: str) -> types.ModuleType:
         """What a redirected importer gets for the absolute module name ``name``."""
@@ -176,7 +197,12 @@ class ImportHook:
     ) -> Any:
         assert self._saved is not None
         result = self._saved[0](name, globals, locals, fromlist, level)
-        if level or not _is_cryptography(name):
+        if level:
+            return result
+        if not _is_cryptography(name):
+            view = self._stdlib.get(name)
+            if view is not None and self.redirects_stdlib(_importer(globals)):
+                return view
             return result
         if not self.redirects(_importer(globals)):
             return result
@@ -195,6 +221,9 @@ class ImportHook:
         module = self._saved[1](name, package)
         absolute = module.__name__
         if not _is_cryptography(absolute):
+            view = self._stdlib.get(absolute)
+            if view is not None and self.redirects_stdlib(_importer(None)):
+                return view
             return module
         if not self.redirects(_importer(None)):
             return module
