@@ -128,12 +128,16 @@ NOT_HERE = {
     "echo ffe301000.jr > /sys/bus/platform/drivers/caam_jr/unbind": (
         "on a board with a CAAM: unbinds the kernel's job ring driver, as root"
     ),
+    "modprobe tls caamalg": (
+        "on a board with a CAAM and a kernel with kTLS: loads modules, as root; the rig's "
+        "tests/test_ktls_guest.py runs the same steps with the CPU's driver"
+    ),
 }
 #: Single commands left out of a block that runs.
 SYNOPSIS = "a synopsis: brackets mark options, not shell"
 NOT_HERE_COMMANDS = {
     "python -m cryptoffload run [--engines LIST] [--policy FILE] [--counters FILE] "
-    "[--only PKG,...] (-m MODULE | SCRIPT) [ARGS...]": SYNOPSIS,
+    "[--only PKG,...] [--tls] (-m MODULE | SCRIPT) [ARGS...]": SYNOPSIS,
 }
 
 #: What a reader is told to have, and what the blocks run on: the PIN they choose for the token.
