@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -105,9 +106,9 @@ def cmd_verify_tls(args: argparse.Namespace, console: Console) -> int:
     from cryptoffload.tools import verify_tls
 
     if args.specs or args.algs:
-        console.print(
+        print(
             "cryptoffload verify: --tls proves the kernel's TLS; it takes no --engines or --algs",
-            markup=False,
+            file=sys.stderr,
         )
         return 2
     report = verify_tls.run(args.size)
