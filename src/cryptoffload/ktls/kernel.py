@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import errno
 import socket
 import struct
 from dataclasses import dataclass
@@ -75,16 +74,8 @@ def crypto_state(sock: socket.socket, direction: int) -> CryptoState | None:
         # The kernel answers the 4-byte header (version, cipher type) alone when asked for it
         # alone; a longer buffer must be the cipher's exact struct, which holds its keys.
         raw = sock.getsockopt(SOL_TLS, direction, 4)
-    except OSError as exc:
-        if exc.errno in (
-            errno.EBUSY,
-            errno.ENOPROTOOPT,
-            errno.EINVAL,
-            errno.ENOENT,
-            errno.EOPNOTSUPP,
-        ):
-            return None
-        raise
+    except OSError:  # EBUSY (not set up), ENOPROTOOPT/EOPNOTSUPP (no kTLS on the socket)...
+        return None
     version, cipher_type = struct.unpack("=HH", raw[:4])
     cipher, algorithm = CIPHER_TYPES.get(cipher_type, (f"cipher-type-{cipher_type}", ""))
     return CryptoState(TLS_VERSIONS.get(version, f"0x{version:04x}"), cipher, algorithm)
