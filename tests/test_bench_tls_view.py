@@ -4,6 +4,8 @@ there is no figure. Transfers here are made up: nothing is timed."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cryptoffload.ktls.connections import REASONS, Connection
@@ -80,7 +82,9 @@ def test_a_row_is_the_median_and_spread_of_its_trials_per_mib():
         _transfer(0.25, 0.1, 0.02, stat={"TlsTxSw": 1, "TlsRxSw": 1}),
         _transfer(1.0, 0.4, 0.08, stat={"TlsTxSw": 1, "TlsRxSw": 1}),
     ]
-    row = tls_view.measured_row(Plan("TLSv1.2", "ktls-send", 16384), done)
+    probe = _transfer(0.1, 0.1, 0.1, size=MIB)
+    done = [replace(t, driver=None, driver_users_added=None) for t in done]
+    row = tls_view.measured_row(Plan("TLSv1.2", "ktls-send", 16384), probe, done)
     assert row["trials"] == [4.0, 8.0, 2.0]  # 2 MiB over 0.5, 0.25 and 1 s
     assert row["median"] == 4.0 and row["spread"] == 1.5 and row["noisy"] is True
     assert row["cpu"]["user_trials"] == [100.0, 50.0, 200.0]  # ms per MiB
@@ -88,7 +92,7 @@ def test_a_row_is_the_median_and_spread_of_its_trials_per_mib():
     assert row["cpu"]["system_ms_per_mib"] == 20.0
     assert row["tls_stat"] == {"TlsTxSw": 3, "TlsRxSw": 3}  # summed over the connections
     assert row["records"] == {"sender": "kernel", "receiver": "user-space"}
-    assert row["driver"]["driver"] == "gcm-aes-caam" and row["driver_users_added"] == 2
+    assert row["driver"]["driver"] == "gcm-aes-caam" and row["driver_users_added"] == 2  # checked
     assert (row["algorithm"], row["operation"], row["engine"]) == (
         "tls1.2",
         "transfer",
@@ -153,6 +157,7 @@ def test_a_ktls_row_the_kernel_did_not_take_says_the_kernels_reason():
         "record": 4096,
         "sendfile": False,
         "check": True,
+        "driver": True,
     }
 
 
@@ -160,6 +165,7 @@ def test_a_row_checks_its_bytes_first_then_times_its_trials():
     lb = _Loopback(*(_transfer(0.5, 0.2, 0.04) for _ in range(3)))
     row = tls_view.measure(lb, Plan("TLSv1.2", "ktls-sendfile", None), 4 * MIB, trials=2)
     assert [c["check"] for c in lb.calls] == [True, False, False]
+    assert [c["driver"] for c in lb.calls] == [True, False, False]  # never read while timed
     assert [c["size"] for c in lb.calls] == [MIB, 4 * MIB, 4 * MIB]
     assert all(c["sendfile"] and c["ktls"] for c in lb.calls)
     assert row["median"] == 4.0 and len(row["trials"]) == 2

@@ -64,6 +64,7 @@ def _connect(lb: Loopback, p: Plan, size: int, check: bool) -> Transfer:
         record=p.block or MAX_RECORD,
         sendfile=p.path == "ktls-sendfile",
         check=check,
+        driver=check,  # read on the checked connection: its /proc/crypto parse is not timed
     )
 
 
@@ -125,9 +126,9 @@ def failed_row(p: Plan, why: str, intact: bool | None = None) -> dict[str, Any]:
     return row
 
 
-def measured_row(p: Plan, done: Sequence[Transfer]) -> dict[str, Any]:
-    """A row from its timed connections: medians and spreads over them, the kernel's figures
-    (``tls_stat`` summed over them; the ends and the driver as the last one saw them)."""
+def measured_row(p: Plan, probe: Transfer, done: Sequence[Transfer]) -> dict[str, Any]:
+    """A row from its timed connections: medians and spreads over them, ``tls_stat`` summed
+    over them, the ends as the last one saw them; the driver as the checked one saw it."""
     row = base_row(p)
     rates = [t.mib / t.wall if t.wall > 0 else 0.0 for t in done]
     user = [t.user * 1e3 / t.mib for t in done]
@@ -156,8 +157,8 @@ def measured_row(p: Plan, done: Sequence[Transfer]) -> dict[str, Any]:
         },
         intact=True,
         tls_stat=stat,
-        driver=last.driver,
-        driver_users_added=last.driver_users_added,
+        driver=probe.driver,
+        driver_users_added=probe.driver_users_added,
     )
     _ends(row, last.client, last.server)
     return row
@@ -186,7 +187,7 @@ def measure(
                 return failed_row(p, f"the receiver got fewer bytes than {transfer}", False)
     except Exception as exc:  # a row that cannot run is reported, the run goes on
         return failed_row(p, f"{type(exc).__name__}: {exc}")
-    return measured_row(p, done)
+    return measured_row(p, probe, done)
 
 
 def add_ratios(rows: list[dict[str, Any]]) -> None:
