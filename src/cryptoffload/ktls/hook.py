@@ -122,6 +122,25 @@ class KernelTLSSocket(ssl.SSLSocket):
             self._ktls.sent += n
         return n
 
+    def sendfile(self, file: Any, offset: int = 0, count: int | None = None) -> int:
+        """Send a file. When the kernel does this connection's send side (its ``TLS_TX`` state
+        is there), ``socket.socket.sendfile`` on the socket: ``os.sendfile``, the kernel
+        encrypting what is written to it, as OpenSSL's ``SSL_sendfile`` does (which ``ssl`` uses
+        since CPython gh-99813, not in 3.13); a file without a descriptor goes through
+        ``self.send`` there. Otherwise
+        ``ssl``'s own path (the file read into user space, ``SSL_write``). A non-blocking socket
+        is refused either way. As with ``SSL_sendfile``, a write that raised (a timeout) is to be
+        retried with the same data first: ``ssl`` asks that of any write."""
+        if self._sslobj is None or kernel.crypto_state(self, kernel.TLS_TX) is None:
+            return super().sendfile(file, offset, count)
+        if self._ktls is None:
+            self._ktls_note()
+        before = self._ktls.sent if self._ktls is not None else 0
+        sent = socket.socket.sendfile(self, file, offset, count)
+        if self._ktls is not None:
+            self._ktls.sent = before + sent  # what went through self.send counted itself
+        return sent
+
     def read(self, len: int = 1024, buffer: Any = None) -> Any:
         out = super().read(len, buffer)
         if self._ktls is None:

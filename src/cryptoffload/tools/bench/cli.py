@@ -14,7 +14,7 @@ from rich.console import Console
 
 from cryptoffload.policy import Policy
 from cryptoffload.provider import default_provider
-from cryptoffload.tools.bench import memory
+from cryptoffload.tools.bench import memory, tls_options
 from cryptoffload.tools.engine_specs import comma_list, engine_list
 
 _BLOCKS = {"1k": 1024, "4k": 4096, "16k": 16384, "64k": 65536, "1m": 1 << 20}
@@ -80,7 +80,7 @@ def _block_sizes(text: str) -> list[int]:
 
 #: Options whose value may start with "-" (a negative number such as -1k, refused by its type
 #: with a message saying what is expected, not argparse's "expected one argument").
-_SIGNED_VALUES = ("--block", "--sizes", "--time", "--trials")
+_SIGNED_VALUES = ("--block", "--sizes", "--time", "--trials", "--records", "--transfer")
 
 
 def join_signed_values(argv: list[str]) -> list[str]:
@@ -134,6 +134,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+class _GivenSeconds(argparse.Action):
+    """``--time``'s value, noted as given: the TLS view refuses it (its trials are connections)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.time_given = True
+
+
 def _engine_spec(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected an engine spec such as afalg, got {text!r}")
@@ -184,6 +192,7 @@ def _add_bench(sub: Any) -> None:
         "--time",
         type=_seconds,
         default=0.15,
+        action=_GivenSeconds,
         metavar="S",
         help=f"seconds per trial (default 0.15, at most {MAX_SECONDS:g})",
     )
@@ -213,8 +222,9 @@ def _add_bench(sub: Any) -> None:
         choices=("tls13",),
         help="an application view instead of rows: tls13 handshakes and records",
     )
+    tls_options.add(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_bench)
+    p.set_defaults(func=cmd_bench, time_given=False)
 
 
 def _add_sweep(sub: Any) -> None:
@@ -365,7 +375,10 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
     from cryptoffload.tools.bench import cases, report, runner
     from cryptoffload.tools.bench.progress import progress_on_stderr
 
+    tls_options.check(args)
     _check_outputs(args)
+    if args.tls:
+        return _bench_tls(args, console)
     if args.workload == "tls13":
         return _bench_tls13(args, console)
     if args.embedded and args.block not in (None, 1024):
@@ -471,6 +484,40 @@ def _bench_tls13(args: argparse.Namespace, console: Console) -> int:
             return 0
     report.print_tls13(result, console)
     return 0
+
+
+def _bench_tls(args: argparse.Namespace, console: Console) -> int:
+    from cryptoffload.tools.bench import report, tls_report, tls_view
+    from cryptoffload.tools.bench.progress import progress_on_stderr
+    from cryptoffload.tools.bench.runner import Interrupted
+
+    versions = args.versions or list(tls_options.VERSIONS)
+    records = args.records or list(tls_options.RECORDS)
+    paths = args.paths or list(tls_options.PATHS)
+    plans = tls_view.plan(versions, records, paths)
+    try:
+        with progress_on_stderr(len(plans) * (1 + args.trials), args.quiet) as step:
+            result = tls_view.run(
+                versions, records, paths, args.transfer or tls_options.TRANSFER, args.trials, step
+            )
+    except Interrupted as exc:
+        if exc.result is not None and exc.rows:
+            tls_report.print_table(exc.result, console)
+        raise
+    failures = tls_report.failure_lines(result)
+    if args.format == "table":
+        tls_report.print_table(result, console)
+        if args.out:
+            try:
+                _write(report.json_text(result), args.out)
+            except OSError as exc:
+                failures.append(f"--out {args.out}: {exc.strerror or exc}; the table is above")
+    else:
+        try:
+            _emit(tls_report.render(result, args.format), args.out)
+        except WriteFailed as exc:
+            failures.append(str(exc))
+    return _report_failures(failures, "bench")
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
