@@ -143,6 +143,23 @@ def test_sendfile_counts_a_part_of_a_file_once(
     assert [call[2:] for call in sendfile_calls] == [(1000, 5000)]
 
 
+def test_sendfile_with_no_offset_starts_where_the_file_stands_as_ssls_path_does(
+    loopback, payload_file, kernel_send_side, sendfile_calls
+):
+    body = _payload()
+
+    def send(tls) -> None:
+        payload_file.seek(3000)
+        assert tls.sendfile(payload_file) == SIZE - 3000
+        assert payload_file.tell() == SIZE
+        tls.sendall(body[:3000])
+
+    got, sent = _send_with(loopback, "TLSv1.2", send)
+    assert got == body[3000:] + body[:3000]
+    assert sent == SIZE
+    assert sendfile_calls[0][2] == 3000
+
+
 def test_sendfile_refuses_a_non_blocking_socket_as_ssl_does(
     loopback, payload_file, kernel_send_side, sendfile_calls
 ):

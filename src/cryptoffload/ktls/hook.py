@@ -135,6 +135,10 @@ class KernelTLSSocket(ssl.SSLSocket):
             return super().sendfile(file, offset, count)
         if self._ktls is None:
             self._ktls_note()
+        if not offset and hasattr(file, "tell"):
+            # ssl's path reads from where the file stands when no offset is given (a plain
+            # socket's sendfile from byte 0): the same bytes go out either way.
+            offset = file.tell()
         before = self._ktls.sent if self._ktls is not None else 0
         sent = socket.socket.sendfile(self, file, offset, count)
         if self._ktls is not None:
