@@ -423,20 +423,7 @@ def cmd_bench(args: argparse.Namespace, console: Console) -> int:
         if partial is not None and partial["rows"]:
             report.print_table(partial, console)
         raise
-    failures: list[str] = []
-    if args.format == "table":
-        report.print_table(result, console)
-        if args.out:
-            try:
-                _write(report.json_text(result), args.out)
-            except OSError as exc:
-                failures.append(f"--out {args.out}: {exc.strerror or exc}; the table is above")
-    else:
-        try:
-            _emit(report.render(result, args.format), args.out)
-        except WriteFailed as exc:
-            failures.append(str(exc))
-    return _report_failures(failures, "bench")
+    return _deliver(result, args, console, report.print_table, report.render, [])
 
 
 def _write(text: str, path: str) -> None:
@@ -487,7 +474,7 @@ def _bench_tls13(args: argparse.Namespace, console: Console) -> int:
 
 
 def _bench_tls(args: argparse.Namespace, console: Console) -> int:
-    from cryptoffload.tools.bench import report, tls_report, tls_view
+    from cryptoffload.tools.bench import tls_report, tls_view
     from cryptoffload.tools.bench.progress import progress_on_stderr
     from cryptoffload.tools.bench.runner import Interrupted
 
@@ -505,8 +492,23 @@ def _bench_tls(args: argparse.Namespace, console: Console) -> int:
             tls_report.print_table(exc.result, console)
         raise
     failures = tls_report.failure_lines(result)
+    return _deliver(result, args, console, tls_report.print_table, tls_report.render, failures)
+
+
+def _deliver(
+    result: dict[str, Any],
+    args: argparse.Namespace,
+    console: Console,
+    print_table: Callable[[dict[str, Any], Console], None],
+    render: Callable[[dict[str, Any], str], str],
+    failures: list[str],
+) -> int:
+    """A bench result as ``--format`` and ``--out`` ask (the table also saved as JSON with
+    ``--out``); the exit status, 1 with each failure said."""
+    from cryptoffload.tools.bench import report
+
     if args.format == "table":
-        tls_report.print_table(result, console)
+        print_table(result, console)
         if args.out:
             try:
                 _write(report.json_text(result), args.out)
@@ -514,7 +516,7 @@ def _bench_tls(args: argparse.Namespace, console: Console) -> int:
                 failures.append(f"--out {args.out}: {exc.strerror or exc}; the table is above")
     else:
         try:
-            _emit(tls_report.render(result, args.format), args.out)
+            _emit(render(result, args.format), args.out)
         except WriteFailed as exc:
             failures.append(str(exc))
     return _report_failures(failures, "bench")
