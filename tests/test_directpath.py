@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Twin:
-    """One implementation's four names."""
+    """One implementation's names."""
 
     def __init__(
         self, name: str, size_log, lane_core, aead_core, note_using, chained_core, stream_core
@@ -47,6 +47,7 @@ class Twin:
         self.Primitive = type(f"{name}Primitive", (aead_core, _Ordinary), {"__slots__": ("seen",)})
         self.Context = type(f"{name}Context", (chained_core, _SlowUpdate), {"__slots__": ("seen",)})
         self.Stream = type(f"{name}Stream", (stream_core, _SlowUpdate), {"__slots__": ("seen",)})
+        self.StreamCore = stream_core
 
 
 class _SlowUpdate:
@@ -693,6 +694,9 @@ def test_the_pure_twin_passes_the_direct_path_and_aead_suites():
         "tests/test_held_back.py",
         "tests/test_streams.py",
         "tests/test_cipher_families.py",
+        "tests/test_digest_direct_path.py",
+        "tests/test_cipher_direct_path.py",
+        "tests/test_vectors_hash_mac.py",
     ]
     probe = "from cryptoffload import directpath; assert not directpath.COMPILED"
     subprocess.run([sys.executable, "-c", probe], env=env, check=True, cwd=ROOT)
@@ -782,3 +786,372 @@ def test_a_long_direct_stream_asks_its_lane_to_fold(twin):
     ctx.update(block)  # the record passes FOLD_AT: the lane folds (the stand-in counts it)
     assert lane.folds == 1
     assert len(lane.tally_q) == directpath.FOLD_AT + 1  # the stand-in's fold keeps the sizes
+
+
+# -- DigestCore, AeadStreamCore, CipherCore: hash, MAC and Cipher contexts made directly -------
+
+NEW_CORES = {
+    "pure": (
+        directpath.PureDigestCore,
+        directpath.PureAeadStreamCore,
+        directpath.PureCipherCore,
+        directpath.pure_direct_construction,
+    )
+}
+if compiled is not None:
+    NEW_CORES["compiled"] = (
+        compiled.DigestCore,
+        compiled.AeadStreamCore,
+        compiled.CipherCore,
+        compiled.direct_construction,
+    )
+
+
+class FakeMac:
+    """Stands in for Python's HMAC object: keeps what it was fed."""
+
+    def __init__(self, key: bytes, data: bytes, name: str) -> None:
+        self.key, self.fed, self.name = key, data, name
+
+    def update(self, data: bytes) -> None:
+        self.fed += data
+
+    def digest(self) -> bytes:
+        return b"T:" + self.fed
+
+    def copy(self) -> FakeMac:
+        return FakeMac(self.key, self.fed, self.name)
+
+
+class _SlowDigest:
+    """A digest context's slow methods: record that they ran, with what."""
+
+    __slots__ = ()
+
+    def _init_slow(self, *args, **kwargs):
+        self._ctx = None
+        self.seen = [("_init_slow", args, kwargs)]
+
+    def _update_slow(self, data):
+        self.seen.append(("_update_slow", data))
+
+    def _finalize_slow(self):
+        self.seen.append(("_finalize_slow",))
+        return "slow"
+
+    def _verify_slow(self, signature):
+        self.seen.append(("_verify_slow", signature))
+
+    def _copy_slow(self):
+        self.seen.append(("_copy_slow",))
+        return "slow"
+
+
+class MismatchError(Exception):
+    pass
+
+
+def digest_class(twin: Twin):
+    """A DigestCore subclass taking (key, algorithm[, backend]), made by FakeMac(key, data,
+    name), constructed directly where the twin can."""
+    core, _, _, construct = NEW_CORES[twin.name]
+    cls = type(
+        f"{twin.name}Mac",
+        (core, _SlowDigest),
+        {"__slots__": ("seen",), "_direct": ({}, 2, 1, "digest", MismatchError, "no match")},
+    )
+    assert construct(cls) is (twin.name == "compiled")
+    return cls
+
+
+def digest_lane(twin: Twin, provider):
+    lane = twin.Lane()
+    lane.provider = provider
+    lane.tally_q = twin.SizeLog()
+    lane.tally = lane.tally_q.append
+    lane.folds = 0
+    lane.direct_below = lane.direct_above = -1
+    return lane
+
+
+class Algorithm:
+    """An algorithm whose class the lanes are looked up by."""
+
+
+@pytest.fixture
+def in_force():
+    """A provider the default box holds for the test (the provider in force)."""
+    provider = object()
+    saved = directpath.DEFAULT_BOX[0]
+    directpath.DEFAULT_BOX[0] = provider
+    yield provider
+    directpath.DEFAULT_BOX[0] = saved
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_digest_context_is_made_with_its_first_data_and_counted_when_it_ends(twin, in_force):
+    cls = digest_class(twin)
+    lane = digest_lane(twin, in_force)
+    cls._direct[0][Algorithm] = (lane, FakeMac, b"", "sha256")
+    mac = cls(b"key", Algorithm())
+    assert not hasattr(mac, "seen")  # no slow construction
+    empty = mac.copy()  # nothing fed: made when fed, as the original
+    mac.update(b"ab")
+    assert (mac._ctx.key, mac._ctx.fed, mac._ctx.name) == (b"key", b"ab", "sha256")
+    mac.update(b"c")
+    fork = mac.copy()
+    assert mac.finalize() == b"T:abc"
+    assert mac._done and lane.tally_q.drain() == [3]
+    fork.update(b"d")
+    fork.verify(b"T:abcd")
+    with pytest.raises(MismatchError, match="no match"):
+        empty.verify(b"T:x")  # a failed verify is an op done
+    assert lane.tally_q.drain() == [4, 0]
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_what_the_digest_direct_path_does_not_take_goes_to_the_slow_methods(twin, in_force):
+    cls = digest_class(twin)
+    lane = digest_lane(twin, in_force)
+    cls._direct[0][Algorithm] = (lane, FakeMac, b"", "sha256")
+    for args, kwargs in [
+        ((bytearray(b"key"), Algorithm()), {}),  # a key other than bytes
+        ((b"key", object()), {}),  # an algorithm no lane is known for
+        ((b"key", Algorithm()), {"provider": object()}),  # another provider
+        ((b"key", Algorithm()), {"other": 1}),  # a keyword it does not know
+        ((b"key", Algorithm(), None), {"backend": None}),  # backend twice
+    ]:
+        mac = cls(*args, **kwargs)
+        assert mac.seen == [("_init_slow", args, kwargs)]
+    mac = cls(b"key", Algorithm(), None, provider=in_force)  # backend by position: direct
+    assert not hasattr(mac, "seen")
+    mac.seen = []
+    mac.update(memoryview(b"x"))
+    mac.finalize()
+    mac.update(b"after")  # ended: the slow method raises AlreadyFinalized in the classes
+    mac.verify(b"T:")
+    assert mac.copy() == "slow"
+    assert mac.finalize() == "slow"
+    assert [step[0] for step in mac.seen] == [
+        "_update_slow",
+        "_update_slow",
+        "_verify_slow",
+        "_copy_slow",
+        "_finalize_slow",
+    ]
+    lane.direct_below = 0  # an engine takes the algorithm now: no direct construction
+    assert cls(b"key", Algorithm()).seen[0][0] == "_init_slow"
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_digest_maker_that_takes_no_data_makes_the_object_at_construction(twin, in_force):
+    core, _, _, construct = NEW_CORES[twin.name]
+    made = []
+
+    def maker(algorithm):
+        made.append(algorithm)
+        return FakeMac(b"", b"", "cmac")
+
+    cls = type(
+        f"{twin.name}Cmac",
+        (core, _SlowDigest),
+        {"__slots__": ("seen",), "_direct": ({}, 1, 1, "digest", MismatchError, "no")},
+    )
+    construct(cls)
+    lane = digest_lane(twin, in_force)
+    algorithm = Algorithm()
+    algorithm.key = b"k" * 16
+    cls._direct[0][Algorithm] = {16: (lane, maker)}  # by key length
+    mac = cls(algorithm)
+    assert made == [algorithm] and mac._algorithm is algorithm
+    mac.update(b"abc")
+    assert mac.finalize() == b"T:abc"
+    assert lane.tally_q.drain() == [3]
+    algorithm.key = b"k" * 24  # no lane for that length: the slow way
+    assert cls(algorithm).seen[0][0] == "_init_slow"
+
+
+class FakeGcm:
+    """Stands in for OpenSSL's GCM context."""
+
+    def __init__(self, fail: BaseException | None = None) -> None:
+        self.fail, self.calls = fail, []
+
+    def update(self, data):
+        self.calls.append("update")
+        return b"C" + data
+
+    def update_into(self, data, buf):
+        self.calls.append("update_into")
+        return len(data)
+
+    def authenticate_additional_data(self, data):
+        self.calls.append("aad")
+
+    def finalize(self):
+        self.calls.append("finalize")
+        if self.fail is not None:
+            raise self.fail
+        return b""
+
+    def finalize_with_tag(self, tag):
+        self.calls.append("finalize_with_tag")
+        return b""
+
+    tag = b"t" * 16
+
+
+class _SlowGcm:
+    __slots__ = ()
+
+    def _update_slow(self, data):
+        self.seen.append("_update_slow")
+
+    def _update_into_slow(self, data, buf):
+        self.seen.append("_update_into_slow")
+
+    def _aad_slow(self, data):
+        self.seen.append("_aad_slow")
+
+    def _finalize_slow(self):
+        self.seen.append("_finalize_slow")
+
+    def _finalize_with_tag_slow(self, tag):
+        self.seen.append("_finalize_with_tag_slow")
+
+
+def gcm_stream(twin: Twin, encrypt: bool, fail=None):
+    _, core, _, _ = NEW_CORES[twin.name]
+    cls = type(f"{twin.name}Gcm", (core, _SlowGcm), {"__slots__": ("seen",)})
+    stream = cls()
+    stream.seen = []
+    stream._ctx, stream._lane = FakeGcm(fail), digest_lane(twin, object())
+    stream._total, stream._counted, stream._encrypt = 0, False, encrypt
+    return stream
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_gcm_stream_counts_its_data_once_when_it_ends(twin):
+    stream = gcm_stream(twin, True)
+    stream.authenticate_additional_data(b"aad")
+    assert stream.update(b"abc") == b"Cabc"
+    assert stream.update_into(b"de", bytearray(2)) == 2
+    assert stream.finalize() == b""
+    assert stream.tag == b"t" * 16
+    stream.finalize()  # a second finalize is OpenSSL's to refuse: not counted again
+    assert stream._lane.tally_q.drain() == [5]
+    assert stream.seen == []
+    decrypt = gcm_stream(twin, False, fail=ValueError("bad tag"))
+    assert not hasattr(decrypt, "tag")
+    decrypt.update(b"xyz")
+    with pytest.raises(ValueError, match="bad tag"):
+        decrypt.finalize()
+    assert decrypt._lane.tally_q.drain() == [3]  # a failed tag is an op done
+    other = gcm_stream(twin, False)
+    other._finalize_with_tag(b"t" * 12)
+    assert other._lane.tally_q.drain() == [0]
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_what_a_gcm_stream_does_not_take_goes_to_its_slow_methods(twin):
+    stream = gcm_stream(twin, False)
+    stream.update(bytearray(b"x"))
+    stream.update_into(b"x", memoryview(bytearray(1)))
+    stream.authenticate_additional_data(memoryview(b"a"))
+    stream._finalize_with_tag(b"t" * 5)  # a length SP 800-38D does not allow
+    stream._ctx = None
+    stream.finalize()
+    assert stream.seen == [
+        "_update_slow",
+        "_update_into_slow",
+        "_aad_slow",
+        "_finalize_with_tag_slow",
+        "_finalize_slow",
+    ]
+    assert stream._lane.tally_q.drain() == []
+
+
+class FakeMode:
+    def __init__(self, bad: bool = False, tag=None) -> None:
+        self.bad, self.tag, self.checked = bad, tag, []
+
+    def validate_for_algorithm(self, algorithm):
+        self.checked.append(algorithm)
+        if self.bad:
+            raise ValueError("the mode's own check")
+
+
+class FakeGcmMode(FakeMode):
+    pass
+
+
+def cipher_class(twin: Twin, lane):
+    _, aead_core, cipher_core, _ = NEW_CORES[twin.name]
+    stream_cls = type(f"{twin.name}DirectStream", (twin.StreamCore,), {"__slots__": ()})
+    gcm_cls = type(f"{twin.name}GcmStream", (aead_core,), {"__slots__": ()})
+
+    def make(algorithm, mode):
+        return ("ctx", algorithm, mode)
+
+    def slow_init(self, *args, **kwargs):
+        self.seen = [("_init_slow", args, kwargs)]
+
+    def slow_context(self, encrypt):
+        return ("slow", encrypt)
+
+    modes = {
+        FakeMode: ("ctr", {Algorithm: {16: "aes-128-ctr"}}),
+        FakeGcmMode: ("gcm", {Algorithm: {16: "aes-128-gcm"}}),
+    }
+    lanes = {"aes-128-ctr": lane, "aes-128-gcm": lane}
+    return type(
+        f"{twin.name}Cipher",
+        (cipher_core,),
+        {
+            "__slots__": ("seen",),
+            "_direct": (modes, lanes, make, make, stream_cls, gcm_cls, gcm_cls),
+            "_init_slow": slow_init,
+            "_context": slow_context,
+        },
+    )
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_cipher_of_known_classes_makes_its_contexts_on_the_direct_path(twin, in_force):
+    lane = digest_lane(twin, in_force)
+    cls = cipher_class(twin, lane)
+    algorithm, mode = Algorithm(), FakeMode()
+    algorithm.key = bytes(16)
+    cipher = cls(algorithm, mode)
+    assert mode.checked == [algorithm] and not hasattr(cipher, "seen")
+    assert (cipher._alg, cipher._mode_name, cipher._provider) == ("aes-128-ctr", "ctr", None)
+    context = cipher.encryptor()
+    assert context._ctx == ("ctx", algorithm, mode) and context._lane is lane
+    gcm = cls(algorithm, FakeGcmMode())
+    encryptor = gcm.encryptor()
+    assert encryptor._encrypt and encryptor._total == 0 and not encryptor._counted
+    tagged = cls(algorithm, FakeGcmMode(tag=bytes(16)))
+    assert tagged.encryptor() == ("slow", True)  # a tag in the mode: the slow path refuses
+    assert not tagged.decryptor()._encrypt
+    lane.direct_above = 1 << 20  # an engine takes the algorithm now
+    assert cipher.encryptor() == ("slow", True)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_a_cipher_the_direct_path_does_not_know_is_made_the_slow_way(twin, in_force):
+    lane = digest_lane(twin, in_force)
+    cls = cipher_class(twin, lane)
+    algorithm = Algorithm()
+    algorithm.key = bytes(16)
+    long_key = Algorithm()
+    long_key.key = bytes(32)
+    for args, kwargs in [
+        ((algorithm, FakeMode(bad=True)), {}),  # the mode's check fails: our words
+        ((long_key, FakeMode()), {}),  # no name for that key length
+        ((algorithm, object()), {}),  # a mode it does not know
+        ((algorithm, FakeMode()), {"provider": None}),  # any keyword
+        ((algorithm, FakeGcmMode(tag=b"x" * 5)), {}),  # a tag SP 800-38D does not allow
+    ]:
+        cipher = cls(*args, **kwargs)
+        assert cipher.seen == [("_init_slow", args, kwargs)]
+        assert cipher._kind == 0

@@ -35,6 +35,10 @@ static PyObject *str_fold_due;
 static PyObject *str_update, *str_update_into, *str_slow_update, *str_slow_update_into;
 static PyObject *str_slow_encrypt, *str_slow_decrypt, *str_slow_encrypt_into,
     *str_slow_decrypt_into;
+static PyObject *str_tag, *str_authenticate_additional_data, *str_finalize_with_tag,
+    *str_slow_aad, *str_slow_finalize_with_tag, *str_validate_for_algorithm, *str_slow_context;
+static PyObject *str_direct, *str_key, *str_provider, *str_backend, *str_finalize, *str_verify,
+    *str_copy, *str_slow_init, *str_slow_finalize, *str_slow_verify, *str_slow_copy;
 
 /* -- SizeLog: the counters' record of operation sizes ------------------------------------ */
 
@@ -609,6 +613,28 @@ static PyGetSetDef aead_getset[] = {
     {NULL},
 };
 
+/* The provider in force: `explicit` (the primitive's own) unless None, else the innermost
+ * `using` block's, else the default (a Provider is always true, so `or` is "not None" here).
+ * Borrowed; NULL for none yet (no error), or NULL with an error set (*failed = 1). */
+static inline PyObject *
+in_force(PyObject *explicit, int *failed)
+{
+    if (explicit != NULL && explicit != Py_None)
+        return explicit;
+    if (using_seen) {
+        PyObject *value = NULL;
+        if (PyContextVar_Get(current_var, NULL, &value) < 0) {
+            *failed = 1;
+            return NULL;
+        }
+        Py_XDECREF(value); /* the ContextVar still holds it */
+        if (value != NULL && value != Py_None)
+            return value;
+    }
+    PyObject *provider = PyList_GET_ITEM(default_box, 0);
+    return provider == Py_None ? NULL : provider;
+}
+
 /* The lane when the direct path may take an op of n bytes, else NULL (no error set), or NULL
  * with an error set (*failed = 1). Borrowed reference. */
 static inline LaneCore *
@@ -622,25 +648,8 @@ direct_lane(AeadCore *self, Py_ssize_t n, int *failed)
     PyObject *sw = self->sw;
     if (sw == NULL || sw == Py_None || sw == Py_False)
         return NULL;
-    /* The provider in force: the primitive's own, else the innermost `using` block's, else
-     * the default (a Provider is always true, so `or` is "not None" here). */
-    PyObject *provider = self->provider;
-    if (provider == NULL || provider == Py_None) {
-        provider = NULL;
-        if (using_seen) {
-            PyObject *value = NULL;
-            if (PyContextVar_Get(current_var, NULL, &value) < 0) {
-                *failed = 1;
-                return NULL;
-            }
-            if (value != NULL && value != Py_None)
-                provider = value;
-            Py_XDECREF(value); /* the ContextVar still holds it */
-        }
-        if (provider == NULL)
-            provider = PyList_GET_ITEM(default_box, 0);
-    }
-    if (provider != core->provider)
+    PyObject *provider = in_force(self->provider, failed);
+    if (provider == NULL || provider != core->provider)
         return NULL;
     PyObject *record = core->direct_q;
     if (record == NULL || core->direct == NULL)
@@ -1428,6 +1437,120 @@ static PyTypeObject ChainedCoreType = {
     .tp_getset = chained_getset,
 };
 
+/* -- builtin methods called without a lookup ------------------------------------------ */
+
+/* A method of a builtin type, found once per type: its PyMethodDef, called without a lookup
+ * or a bound method per call. Valid while the type's version tag is the one seen. The three a
+ * cache entry holds: update, a second one named by the caller (a digest's final method, a
+ * stream's update_into) and copy. */
+enum { D_UPDATE, D_FINAL, D_COPY, D_METHODS };
+
+typedef struct {
+    PyTypeObject *type; /* borrowed: compared, never dereferenced unless the tag matches */
+    unsigned int version;
+    PyObject *final;    /* the name of the second method (a reference held) */
+    PyMethodDef *defs[D_METHODS];
+} MethodCache;
+
+#define METHOD_CACHE 4
+static MethodCache method_cache[METHOD_CACHE];
+static int method_cache_next = 0;
+
+static inline int
+version_valid(PyTypeObject *type)
+{
+    return type->tp_version_tag != 0
+#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+           && (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)
+#endif
+        ;
+}
+
+/* The PyMethodDefs of `obj`'s update, `final` and copy (NULL each where it is not a plain
+ * method descriptor: then called by name). Never fails. */
+static PyMethodDef **
+methods_of(PyObject *obj, PyObject *final)
+{
+    PyTypeObject *type = Py_TYPE(obj);
+    for (int i = 0; i < METHOD_CACHE; i++) {
+        MethodCache *c = &method_cache[i];
+        if (c->type == type && c->final == final && c->version == type->tp_version_tag
+            && version_valid(type))
+            return c->defs;
+    }
+    static PyMethodDef *none[D_METHODS] = {NULL};
+    if (type->tp_dictoffset != 0) /* an instance dict could hold its own methods */
+        return none;
+    PyObject *names[D_METHODS] = {str_update, final, str_copy};
+    PyMethodDef *defs[D_METHODS];
+    for (int i = 0; i < D_METHODS; i++) {
+        PyObject *found = _PyType_Lookup(type, names[i]); /* borrowed; never raises here */
+        defs[i] = found != NULL && Py_IS_TYPE(found, &PyMethodDescr_Type)
+                      ? ((PyMethodDescrObject *)found)->d_method
+                      : NULL;
+    }
+    if (!version_valid(type))
+        return none;
+    MethodCache *c = &method_cache[method_cache_next];
+    method_cache_next = (method_cache_next + 1) % METHOD_CACHE;
+    c->type = type;
+    c->version = type->tp_version_tag;
+    Py_INCREF(final); /* held while cached: its address names it */
+    Py_XSETREF(c->final, final);
+    memcpy(c->defs, defs, sizeof(defs));
+    return c->defs;
+}
+
+/* obj.<name>(args) through its method's PyMethodDef `def` (NULL: by name). */
+static PyObject *
+call_method(PyObject *obj, PyMethodDef *def, PyObject *name, PyObject *const *args,
+            Py_ssize_t nargs)
+{
+    PyObject *out = NULL;
+    int called = 1;
+    if (def == NULL)
+        called = 0;
+    else
+        switch (def->ml_flags & ~METH_COEXIST) {
+        case METH_NOARGS:
+            if (nargs == 0)
+                out = def->ml_meth(obj, NULL);
+            else
+                called = 0;
+            break;
+        case METH_O:
+            if (nargs == 1)
+                out = def->ml_meth(obj, args[0]);
+            else
+                called = 0;
+            break;
+        case METH_FASTCALL:
+            out = ((_PyCFunctionFast)(void (*)(void))def->ml_meth)(obj, args, nargs);
+            break;
+        case METH_FASTCALL | METH_KEYWORDS:
+            out = ((_PyCFunctionFastWithKeywords)(void (*)(void))def->ml_meth)(obj, args,
+                                                                              nargs, NULL);
+            break;
+        default:
+            called = 0;
+        }
+    if (!called) {
+        PyObject *stack[6];
+        if (nargs > 4) {
+            PyErr_SetString(PyExc_SystemError, "call_method takes at most 4 arguments");
+            return NULL;
+        }
+        stack[1] = obj;
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            stack[2 + i] = args[i];
+        return PyObject_VectorcallMethod(name, stack + 1,
+                                         (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    if (out == NULL && !PyErr_Occurred())
+        PyErr_Format(PyExc_SystemError, "%R returned NULL without setting an exception", name);
+    return out;
+}
+
 /* -- DirectStreamCore: a Cipher context on a lane no engine claims --------------------- */
 
 typedef struct {
@@ -1508,7 +1631,13 @@ stream_run(DirectStreamCore *self, int call, PyObject *name, PyObject *const *ar
 {
     PyObject *ctx = Py_NewRef(self->ctx);
     PyObject *lane = Py_NewRef(self->lane);
-    PyObject *out = call_on(ctx, self->calls[call], name, args, nargs);
+    PyObject *out;
+    if (self->calls[call] != NULL)
+        out = call_leaf(self->calls[call], args, nargs);
+    else /* not bound (a context made per message): its type's method, found once */
+        out = call_method(ctx, methods_of(ctx, str_update_into)[call == UPDATE ? D_UPDATE
+                                                                               : D_FINAL],
+                          name, args, nargs);
     if (out != NULL) {
         int gave;
         if (PyBytes_CheckExact(out))
@@ -1545,12 +1674,27 @@ stream_update_into(DirectStreamCore *self, PyObject *const *args, Py_ssize_t nar
     return slow(self, str_slow_update_into, args, nargs, kwnames);
 }
 
+static PyObject *
+stream_finalize(DirectStreamCore *self, PyObject *unused)
+{
+    if (self->ctx == NULL || self->ctx == Py_None) {
+        PyErr_SetString(PyExc_AttributeError, "_ctx");
+        return NULL;
+    }
+    PyObject *ctx = Py_NewRef(self->ctx);
+    PyObject *out = PyObject_CallMethodNoArgs(ctx, str_finalize);
+    Py_DECREF(ctx);
+    return out;
+}
+
 static PyMethodDef stream_methods[] = {
     {"update", (PyCFunction)(void (*)(void))stream_update, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("update(data) -> the output for data (ECB and CBC hold a partial block back)")},
     {"update_into", (PyCFunction)(void (*)(void))stream_update_into,
      METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("update_into(data, buf) -> how many bytes of output were written into buf")},
+    {"finalize", (PyCFunction)stream_finalize, METH_NOARGS,
+     PyDoc_STR("finalize() -> OpenSSL's context's last output (a partial block: ValueError)")},
     {NULL},
 };
 
@@ -1566,6 +1710,1143 @@ static PyTypeObject DirectStreamCoreType = {
     .tp_clear = (inquiry)stream_clear,
     .tp_methods = stream_methods,
     .tp_getset = stream_getset,
+};
+
+/* -- DigestCore: a hash or MAC context on a lane no engine claims ---------------------- */
+
+/* cryptoffload.directpath.PureDigestCore is its twin and documents the contract. The subclass
+ * describes its direct path in `_direct`: (lanes, want, pass, final, mismatch, message).
+ * `lanes` maps an algorithm's class to an entry (lane, maker, *fixed), or to a dict of entries
+ * by the length of the algorithm's key; the context is maker(*args[:pass], *fixed). */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *ctx;       /* the software object; NULL or None: not made (see `entry`) */
+    PyObject *lane;      /* _lane */
+    PyObject *algorithm; /* _algorithm */
+    /* Set while the software object is not made yet: the lanes' entry (lane, maker,
+     * placeholder, *rest) and the constructor's argument passed to the maker (the key), if
+     * any. The first update makes it with its data in the placeholder's place. */
+    PyObject *entry;
+    PyObject *first;
+    /* The class's `_direct` (NULL: no direct path), and the PyMethodDefs of ctx's update,
+     * final and copy while its type's version tag is `ctx_version`. */
+    PyObject *spec;
+    PyMethodDef *defs[D_METHODS];
+    unsigned int ctx_version;
+    Py_ssize_t total; /* _total: bytes fed */
+    char pass;        /* how many constructor arguments the maker takes first (0 or 1) */
+    char done;        /* _done: the message has ended (finalize, verify) */
+    char lane_is_core;
+} DigestCore;
+
+enum { S_LANES, S_WANT, S_PASS, S_FINAL, S_MISMATCH, S_MESSAGE, S_FIELDS };
+
+static int
+digest_traverse(DigestCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->ctx);
+    Py_VISIT(self->lane);
+    Py_VISIT(self->algorithm);
+    Py_VISIT(self->entry);
+    Py_VISIT(self->first);
+    Py_VISIT(self->spec);
+    return 0;
+}
+
+static int
+digest_clear(DigestCore *self)
+{
+    Py_CLEAR(self->ctx);
+    Py_CLEAR(self->lane);
+    Py_CLEAR(self->algorithm);
+    Py_CLEAR(self->entry);
+    Py_CLEAR(self->first);
+    Py_CLEAR(self->spec);
+    self->lane_is_core = 0;
+    return 0;
+}
+
+static void
+digest_dealloc(DigestCore *self)
+{
+    PyObject_GC_UnTrack(self);
+    digest_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* What the direct path reads of a class's `_direct`. */
+typedef struct {
+    PyObject *spec; /* borrowed: the class's dict holds it while its version tag stands */
+    Py_ssize_t want, pass;
+} SpecInfo;
+
+/* The class's `_direct` when it has the shape the direct path reads (info.spec NULL
+ * otherwise). Found once per class (and again when the class changes). */
+static SpecInfo
+digest_spec(PyTypeObject *type)
+{
+    static struct {
+        PyTypeObject *type;
+        unsigned int version;
+        SpecInfo info;
+    } seen[METHOD_CACHE];
+    static int next = 0;
+    for (int i = 0; i < METHOD_CACHE; i++)
+        if (seen[i].type == type && seen[i].version == type->tp_version_tag
+            && version_valid(type))
+            return seen[i].info;
+    SpecInfo info = {NULL, 0, 0};
+    PyObject *spec = _PyType_Lookup(type, str_direct);
+    if (spec != NULL && PyTuple_CheckExact(spec) && PyTuple_GET_SIZE(spec) == S_FIELDS
+        && PyDict_CheckExact(PyTuple_GET_ITEM(spec, S_LANES))
+        && PyLong_CheckExact(PyTuple_GET_ITEM(spec, S_WANT))
+        && PyLong_CheckExact(PyTuple_GET_ITEM(spec, S_PASS))
+        && PyUnicode_CheckExact(PyTuple_GET_ITEM(spec, S_FINAL))) {
+        int overflow;
+        long want = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(spec, S_WANT), &overflow);
+        long pass = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(spec, S_PASS), &overflow);
+        if ((want == 1 || want == 2) && (pass == 0 || pass == 1) && pass <= want) {
+            info.spec = spec;
+            info.want = want;
+            info.pass = pass;
+        }
+    }
+    if (version_valid(type)) {
+        seen[next].type = type;
+        seen[next].version = type->tp_version_tag;
+        seen[next].info = info;
+        next = (next + 1) % METHOD_CACHE;
+    }
+    return info;
+}
+
+/* ctx (a new reference, stolen) becomes the software object, its methods found for the calls
+ * to come; the deferred maker is dropped. */
+static void
+digest_take_ctx(DigestCore *self, PyObject *ctx)
+{
+    Py_XSETREF(self->ctx, ctx);
+    Py_CLEAR(self->entry);
+    Py_CLEAR(self->first);
+    if (self->spec != NULL && ctx != NULL && ctx != Py_None) {
+        PyMethodDef **defs = methods_of(ctx, PyTuple_GET_ITEM(self->spec, S_FINAL));
+        memcpy(self->defs, defs, sizeof(self->defs));
+        self->ctx_version = Py_TYPE(ctx)->tp_version_tag;
+    }
+}
+
+/* Makes the software object from the deferred maker, fed `data` (NULL: the placeholder, no
+ * data). 0, or -1 with an error set. */
+static int
+digest_make_ctx(DigestCore *self, PyObject *data)
+{
+    PyObject *entry = Py_NewRef(self->entry);
+    PyObject *stack[5];
+    Py_ssize_t n = 0, size = PyTuple_GET_SIZE(entry);
+    if (self->pass)
+        stack[n++] = self->first;
+    stack[n++] = data != NULL ? data : PyTuple_GET_ITEM(entry, 2);
+    for (Py_ssize_t i = 3; i < size; i++)
+        stack[n++] = PyTuple_GET_ITEM(entry, i);
+    PyObject *ctx = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 1), stack, n, NULL);
+    Py_DECREF(entry);
+    if (ctx == NULL)
+        return -1;
+    digest_take_ctx(self, ctx);
+    return 0;
+}
+
+static PyObject *
+digest_get_lane(DigestCore *self, void *closure)
+{
+    return get_field(self->lane, "_lane");
+}
+
+static int
+digest_set_lane(DigestCore *self, PyObject *value, void *closure)
+{
+    self->lane_is_core = (char)set_lane(&self->lane, value);
+    return 0;
+}
+
+static PyObject *
+digest_get_ctx(DigestCore *self, void *closure)
+{
+    if ((self->ctx == NULL || self->ctx == Py_None) && self->entry != NULL
+        && digest_make_ctx(self, NULL) < 0) /* made when first asked for */
+        return NULL;
+    return get_field(self->ctx, "_ctx");
+}
+
+static int
+digest_set_ctx(DigestCore *self, PyObject *value, void *closure)
+{
+    PyObject *spec = value != NULL && value != Py_None ? digest_spec(Py_TYPE(self)).spec : NULL;
+    Py_XINCREF(spec);
+    Py_XSETREF(self->spec, spec);
+    digest_take_ctx(self, Py_XNewRef(value));
+    return 0;
+}
+
+static PyGetSetDef digest_getset[] = {
+    {"_lane", (getter)digest_get_lane, (setter)digest_set_lane, NULL, NULL},
+    {"_ctx", (getter)digest_get_ctx, (setter)digest_set_ctx,
+     "The software object (made when first asked for), or None off the direct path", NULL},
+    {NULL},
+};
+
+static PyMemberDef digest_members[] = {
+    {"_algorithm", T_OBJECT_EX, offsetof(DigestCore, algorithm), 0, NULL},
+    {"_total", T_PYSSIZET, offsetof(DigestCore, total), 0, NULL},
+    {"_done", T_BOOL, offsetof(DigestCore, done), 0, NULL},
+    {NULL},
+};
+
+/* The entry `lanes` holds for `algorithm` (borrowed): a tuple (lane, maker, *fixed) whose lane
+ * is a LaneCore on which every size is software's. NULL for none (no error), or NULL with an
+ * error set (*failed = 1). */
+static PyObject *
+digest_entry(PyObject *lanes, PyObject *algorithm, int *failed)
+{
+    PyObject *entry = PyDict_GetItemWithError(lanes, (PyObject *)Py_TYPE(algorithm));
+    if (entry != NULL && PyDict_CheckExact(entry)) { /* by key length */
+        PyObject *key = PyObject_GetAttr(algorithm, str_key);
+        Py_ssize_t n = key != NULL && PyBytes_CheckExact(key) ? PyBytes_GET_SIZE(key) : -1;
+        Py_XDECREF(key);
+        if (n < 0) {
+            PyErr_Clear();
+            return NULL;
+        }
+        PyObject *length = PyLong_FromSsize_t(n);
+        if (length == NULL) {
+            *failed = 1;
+            return NULL;
+        }
+        entry = PyDict_GetItemWithError(entry, length);
+        Py_DECREF(length);
+    }
+    if (entry == NULL) {
+        if (PyErr_Occurred())
+            *failed = 1;
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) < 2
+        || PyTuple_GET_SIZE(entry) > 5)
+        return NULL;
+    PyObject *lane = PyTuple_GET_ITEM(entry, 0);
+    if (!PyObject_TypeCheck(lane, &LaneCoreType))
+        return NULL;
+    LaneCore *core = (LaneCore *)lane;
+    /* Every size software's: no engine on the route and offload not required. */
+    if (core->direct_below != -1 || core->direct_above != -1)
+        return NULL;
+    return entry;
+}
+
+/* Whether a keyword argument's name is `name`. */
+static inline int
+keyword_is(PyObject *key, PyObject *name)
+{
+    return key == name || (PyUnicode_Check(key) && PyUnicode_Compare(key, name) == 0);
+}
+
+/* The direct path's construction from the constructor's positional arguments and its
+ * `provider=` (NULL: none given): 1 when it made the context, 0 when the slow one must, -1
+ * with an error set. An entry with a placeholder (3 items or more) defers the software object
+ * to the first update; one without it makes it now (an error from its maker: the slow path
+ * says why, in our words). */
+static int
+digest_make(DigestCore *self, SpecInfo info, PyObject *const *args, Py_ssize_t nargs,
+            PyObject *explicit)
+{
+    if (info.spec == NULL || (nargs != info.want && nargs != info.want + 1)) /* +1: backend */
+        return 0;
+    PyObject *algorithm = args[info.want - 1];
+    if (info.want == 2 && !PyBytes_CheckExact(args[0])) /* a key: bytes, else the slow path */
+        return 0;
+    int failed = 0;
+    PyObject *entry = digest_entry(PyTuple_GET_ITEM(info.spec, S_LANES), algorithm, &failed);
+    if (entry == NULL)
+        return failed ? -1 : 0;
+    LaneCore *core = (LaneCore *)PyTuple_GET_ITEM(entry, 0);
+    PyObject *provider = in_force(explicit, &failed);
+    if (failed)
+        return -1;
+    if (provider == NULL || provider != core->provider)
+        return 0;
+    Py_INCREF(info.spec);
+    Py_XSETREF(self->spec, info.spec);
+    self->pass = (char)info.pass;
+    if (PyTuple_GET_SIZE(entry) >= 3) {
+        Py_CLEAR(self->ctx);
+        Py_INCREF(entry);
+        Py_XSETREF(self->entry, entry);
+        Py_XINCREF(info.pass ? args[0] : NULL);
+        Py_XSETREF(self->first, info.pass ? args[0] : NULL);
+    }
+    else {
+        PyObject *ctx = info.pass ? PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 1), args[0])
+                                  : PyObject_CallNoArgs(PyTuple_GET_ITEM(entry, 1));
+        if (ctx == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception))
+                return -1;
+            PyErr_Clear(); /* the slow path says why, in our words */
+            Py_CLEAR(self->spec);
+            return 0;
+        }
+        digest_take_ctx(self, ctx);
+    }
+    Py_INCREF(core);
+    Py_XSETREF(self->lane, (PyObject *)core);
+    self->lane_is_core = 1;
+    Py_INCREF(algorithm);
+    Py_XSETREF(self->algorithm, algorithm);
+    self->total = 0;
+    self->done = 0;
+    return 1;
+}
+
+/* The keywords the direct path takes: `provider=` (into *explicit) and `backend=` (ignored)
+ * when it is not given by position too. 1 if those are all, else 0. */
+static int
+digest_keywords(PyObject *key, PyObject *value, Py_ssize_t nargs, Py_ssize_t want,
+                PyObject **explicit)
+{
+    if (keyword_is(key, str_provider)) {
+        *explicit = value;
+        return 1;
+    }
+    return keyword_is(key, str_backend) && nargs <= want;
+}
+
+static int
+digest_init(DigestCore *self, PyObject *args, PyObject *kwds)
+{
+    SpecInfo info = digest_spec(Py_TYPE(self));
+    PyObject *explicit = NULL;
+    int direct = 1;
+    if (kwds != NULL && PyDict_GET_SIZE(kwds)) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (direct && PyDict_Next(kwds, &pos, &key, &value))
+            direct = digest_keywords(key, value, PyTuple_GET_SIZE(args), info.want, &explicit);
+        if (PyErr_Occurred())
+            return -1;
+    }
+    if (direct) {
+        int made = digest_make(self, info, &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args),
+                               explicit);
+        if (made != 0)
+            return made < 0 ? -1 : 0;
+    }
+    PyObject *init = PyObject_GetAttr((PyObject *)self, str_slow_init);
+    if (init == NULL)
+        return -1;
+    PyObject *done = PyObject_Call(init, args, kwds);
+    Py_DECREF(init);
+    if (done == NULL)
+        return -1;
+    Py_DECREF(done);
+    return 0;
+}
+
+/* type's own call of `callable` (its tp_new and tp_init), from vectorcall's arguments. */
+static PyObject *
+call_as_type(PyObject *callable, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *tuple = PyTuple_New(nargs), *kwargs = NULL, *out = NULL;
+    if (tuple == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames)) {
+        kwargs = PyDict_New();
+        if (kwargs == NULL)
+            goto done;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); i++)
+            if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0)
+                goto done;
+    }
+    out = PyType_Type.tp_call(callable, tuple, kwargs);
+done:
+    Py_DECREF(tuple);
+    Py_XDECREF(kwargs);
+    return out;
+}
+
+/* cls(*args, **kw) for a class given to direct_construction: what type's call does for it
+ * (tp_new is PyType_GenericNew, tp_init digest_init), without the tuple and dict. */
+static PyObject *
+digest_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyTypeObject *type = (PyTypeObject *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    /* A class given a __new__ or __init__ since: type's own call. */
+    if (type->tp_new != PyType_GenericNew || type->tp_init != (initproc)digest_init)
+        return call_as_type(callable, args, nargs, kwnames);
+    SpecInfo info = digest_spec(type);
+    PyObject *explicit = NULL;
+    int direct = 1;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; direct && i < nkw; i++)
+        direct = digest_keywords(PyTuple_GET_ITEM(kwnames, i), args[nargs + i], nargs,
+                                 info.want, &explicit);
+    if (PyErr_Occurred())
+        return NULL;
+    DigestCore *self = (DigestCore *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    int made = direct ? digest_make(self, info, args, nargs, explicit) : 0;
+    if (made == 0) {
+        PyObject *done = slow(self, str_slow_init, args, nargs, kwnames);
+        made = done != NULL ? 1 : -1;
+        Py_XDECREF(done);
+    }
+    if (made < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+/* Whether the context is on the direct path: the class's spec, the software object made or
+ * to be made, a LaneCore, the message not ended. */
+static inline int
+digest_direct(DigestCore *self)
+{
+    return self->spec != NULL && self->lane_is_core && !self->done
+           && ((self->ctx != NULL && self->ctx != Py_None) || self->entry != NULL);
+}
+
+/* ctx's method `which` (its name: `name`) called with args, ctx kept alive across the call;
+ * ctx made first if it is not yet. */
+static inline PyObject *
+digest_call(DigestCore *self, int which, PyObject *name, PyObject *const *args,
+            Py_ssize_t nargs)
+{
+    if ((self->ctx == NULL || self->ctx == Py_None) && digest_make_ctx(self, NULL) < 0)
+        return NULL;
+    PyObject *ctx = Py_NewRef(self->ctx);
+    PyTypeObject *type = Py_TYPE(ctx);
+    PyMethodDef *def = type->tp_version_tag == self->ctx_version && version_valid(type)
+                           ? self->defs[which]
+                           : NULL;
+    PyObject *out = call_method(ctx, def, name, args, nargs);
+    Py_DECREF(ctx);
+    return out;
+}
+
+static PyObject *
+digest_update(DigestCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL && PyBytes_CheckExact(args[0]) && digest_direct(self)) {
+        if (self->entry != NULL) { /* the first update: the object made with its data */
+            if (digest_make_ctx(self, args[0]) < 0)
+                return NULL;
+            self->total += PyBytes_GET_SIZE(args[0]);
+            Py_RETURN_NONE;
+        }
+        PyObject *out = digest_call(self, D_UPDATE, str_update, args, 1);
+        if (out != NULL)
+            self->total += PyBytes_GET_SIZE(args[0]);
+        return out;
+    }
+    return slow(self, str_slow_update, args, nargs, kwnames);
+}
+
+/* The message's end: the software object's digest, the message counted as one op of the
+ * lane. New reference, or NULL with an error set. */
+static PyObject *
+digest_end(DigestCore *self)
+{
+    PyObject *lane = Py_NewRef(self->lane);
+    PyObject *out = digest_call(self, D_FINAL, PyTuple_GET_ITEM(self->spec, S_FINAL), NULL, 0);
+    if (out != NULL) {
+        self->done = 1;
+        if (lane_tally((LaneCore *)lane, self->total) < 0)
+            Py_CLEAR(out);
+    }
+    Py_DECREF(lane);
+    return out;
+}
+
+static PyObject *
+digest_finalize(DigestCore *self, PyObject *unused)
+{
+    if (digest_direct(self))
+        return digest_end(self);
+    return PyObject_CallMethodNoArgs((PyObject *)self, str_slow_finalize);
+}
+
+static PyObject *
+digest_verify(DigestCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL && PyBytes_CheckExact(args[0]) && digest_direct(self)
+        && PyExceptionClass_Check(PyTuple_GET_ITEM(self->spec, S_MISMATCH))) {
+        PyObject *spec = Py_NewRef(self->spec); /* the mismatch's error: held */
+        PyObject *tag = digest_end(self);
+        if (tag == NULL) {
+            Py_DECREF(spec);
+            return NULL;
+        }
+        int equal = -1;
+        if (PyBytes_CheckExact(tag)) {
+            /* Constant time in the tag's bytes (a length that differs is no secret). */
+            Py_ssize_t n = PyBytes_GET_SIZE(tag);
+            const unsigned char *a = (const unsigned char *)PyBytes_AS_STRING(tag);
+            const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(args[0]);
+            unsigned char diff = PyBytes_GET_SIZE(args[0]) != n;
+            if (!diff)
+                for (Py_ssize_t i = 0; i < n; i++)
+                    diff |= a[i] ^ b[i];
+            equal = !diff;
+        }
+        else
+            PyErr_SetString(PyExc_TypeError, "the digest is not bytes");
+        Py_DECREF(tag);
+        if (equal == 0)
+            PyErr_SetObject(PyTuple_GET_ITEM(spec, S_MISMATCH),
+                            PyTuple_GET_ITEM(spec, S_MESSAGE));
+        Py_DECREF(spec);
+        if (equal <= 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    return slow(self, str_slow_verify, args, nargs, kwnames);
+}
+
+static PyObject *
+digest_copy(DigestCore *self, PyObject *unused)
+{
+    if (!digest_direct(self))
+        return PyObject_CallMethodNoArgs((PyObject *)self, str_slow_copy);
+    PyObject *twin_ctx = NULL;
+    if (self->entry == NULL) {
+        twin_ctx = digest_call(self, D_COPY, str_copy, NULL, 0);
+        if (twin_ctx == NULL)
+            return NULL;
+    }
+    PyTypeObject *type = Py_TYPE(self);
+    DigestCore *twin = (DigestCore *)type->tp_alloc(type, 0);
+    if (twin == NULL) {
+        Py_XDECREF(twin_ctx);
+        return NULL;
+    }
+    twin->spec = Py_NewRef(self->spec);
+    twin->pass = self->pass;
+    if (twin_ctx != NULL)
+        digest_take_ctx(twin, twin_ctx);
+    else { /* nothing fed yet: made when the twin is first fed, as the original is */
+        twin->entry = Py_NewRef(self->entry);
+        twin->first = Py_XNewRef(self->first);
+    }
+    twin->lane = Py_XNewRef(self->lane);
+    twin->lane_is_core = self->lane_is_core;
+    twin->algorithm = Py_XNewRef(self->algorithm);
+    twin->total = self->total;
+    twin->done = 0;
+    return (PyObject *)twin;
+}
+
+static PyMethodDef digest_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))digest_update, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("update(data): add data to the message")},
+    {"finalize", (PyCFunction)digest_finalize, METH_NOARGS,
+     PyDoc_STR("finalize() -> the digest or tag; the context cannot be used afterwards")},
+    {"verify", (PyCFunction)(void (*)(void))digest_verify, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("verify(signature): an error unless it is the message's tag (constant time)")},
+    {"copy", (PyCFunction)digest_copy, METH_NOARGS,
+     PyDoc_STR("copy() -> an independent context with the same data fed so far")},
+    {NULL},
+};
+
+static PyTypeObject DigestCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload._directpath.DigestCore",
+    .tp_doc = PyDoc_STR("A hash or MAC context on a lane no engine claims (compiled)."),
+    .tp_basicsize = sizeof(DigestCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)digest_init,
+    .tp_dealloc = (destructor)digest_dealloc,
+    .tp_traverse = (traverseproc)digest_traverse,
+    .tp_clear = (inquiry)digest_clear,
+    .tp_methods = digest_methods,
+    .tp_members = digest_members,
+    .tp_getset = digest_getset,
+};
+
+/* -- AeadStreamCore: a Cipher GCM context on a lane no engine claims ------------------- */
+
+/* cryptoffload.directpath.PureAeadStreamCore is its twin and documents the contract: OpenSSL's
+ * context does the work; the data fed to update counts as one op when the stream ends. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *ctx;  /* _ctx */
+    PyObject *lane; /* _lane */
+    Py_ssize_t total;
+    char counted;
+    char encrypt;
+    char lane_is_core;
+} AeadStreamCore;
+
+enum { A_UPDATE, A_UPDATE_INTO, A_AAD, A_FINALIZE, A_FINALIZE_WITH_TAG, A_CALLS };
+
+static int
+aeadstream_traverse(AeadStreamCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->ctx);
+    Py_VISIT(self->lane);
+    return 0;
+}
+
+static int
+aeadstream_clear(AeadStreamCore *self)
+{
+    Py_CLEAR(self->ctx);
+    Py_CLEAR(self->lane);
+    self->lane_is_core = 0;
+    return 0;
+}
+
+static void
+aeadstream_dealloc(AeadStreamCore *self)
+{
+    PyObject_GC_UnTrack(self);
+    aeadstream_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+aeadstream_get_lane(AeadStreamCore *self, void *closure)
+{
+    return get_field(self->lane, "_lane");
+}
+
+static int
+aeadstream_set_lane(AeadStreamCore *self, PyObject *value, void *closure)
+{
+    self->lane_is_core = (char)set_lane(&self->lane, value);
+    return 0;
+}
+
+static PyObject *
+aeadstream_get_ctx(AeadStreamCore *self, void *closure)
+{
+    return get_field(self->ctx, "_ctx");
+}
+
+static int
+aeadstream_set_ctx(AeadStreamCore *self, PyObject *value, void *closure)
+{
+    Py_XINCREF(value);
+    Py_XSETREF(self->ctx, value);
+    return 0;
+}
+
+/* The tag of an encryption once finalized (AttributeError for a decryption: it has none). */
+static PyObject *
+aeadstream_get_tag(AeadStreamCore *self, void *closure)
+{
+    if (!self->encrypt) {
+        PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute 'tag'",
+                     Py_TYPE(self)->tp_name);
+        return NULL;
+    }
+    if (self->ctx == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_ctx");
+        return NULL;
+    }
+    return PyObject_GetAttr(self->ctx, str_tag);
+}
+
+static PyGetSetDef aeadstream_getset[] = {
+    {"_lane", (getter)aeadstream_get_lane, (setter)aeadstream_set_lane, NULL, NULL},
+    {"_ctx", (getter)aeadstream_get_ctx, (setter)aeadstream_set_ctx, NULL, NULL},
+    {"tag", (getter)aeadstream_get_tag, NULL,
+     "The tag, once an encryption is finalized (NotYetFinalized before)", NULL},
+    {NULL},
+};
+
+static PyMemberDef aeadstream_members[] = {
+    {"_total", T_PYSSIZET, offsetof(AeadStreamCore, total), 0, NULL},
+    {"_counted", T_BOOL, offsetof(AeadStreamCore, counted), 0, NULL},
+    {"_encrypt", T_BOOL, offsetof(AeadStreamCore, encrypt), 0, NULL},
+    {NULL},
+};
+
+static PyObject **const aead_stream_names[A_CALLS] = {
+    &str_update, &str_update_into, &str_authenticate_additional_data, &str_finalize,
+    &str_finalize_with_tag};
+
+/* ctx.<which>(args), ctx kept alive across the call (by name: a few calls per context). */
+static PyObject *
+aeadstream_call(AeadStreamCore *self, int which, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *stack[3] = {NULL, Py_NewRef(self->ctx), nargs ? args[0] : NULL};
+    if (nargs > 1)
+        return NULL; /* not reached: callers pass at most one argument */
+    PyObject *out = PyObject_VectorcallMethod(*aead_stream_names[which], stack + 1,
+                                              (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_DECREF(stack[1]);
+    return out;
+}
+
+/* The stream ended (its finalize ran, whatever came of it): one op of the data fed, once. The
+ * error set, if any, goes on (a failure to count replaces it). */
+static int
+aeadstream_count(AeadStreamCore *self)
+{
+    if (self->counted)
+        return 0;
+    self->counted = 1;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *lane = Py_NewRef(self->lane);
+    int done = lane_tally((LaneCore *)lane, self->total);
+    Py_DECREF(lane);
+    if (done < 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return -1;
+    }
+    PyErr_Restore(type, value, tb);
+    return 0;
+}
+
+static inline int
+aeadstream_direct(AeadStreamCore *self)
+{
+    return self->ctx != NULL && self->ctx != Py_None && self->lane_is_core;
+}
+
+static PyObject *
+aeadstream_update(AeadStreamCore *self, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL && PyBytes_CheckExact(args[0]) && aeadstream_direct(self)) {
+        PyObject *out = aeadstream_call(self, A_UPDATE, args, 1);
+        if (out != NULL)
+            self->total += PyBytes_GET_SIZE(args[0]);
+        return out;
+    }
+    return slow(self, str_slow_update, args, nargs, kwnames);
+}
+
+static PyObject *
+aeadstream_update_into(AeadStreamCore *self, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames)
+{
+    if (nargs == 2 && kwnames == NULL && PyBytes_CheckExact(args[0])
+        && PyByteArray_CheckExact(args[1]) && aeadstream_direct(self)) {
+        PyObject *stack[4] = {NULL, Py_NewRef(self->ctx), args[0], args[1]};
+        PyObject *out = PyObject_VectorcallMethod(
+            str_update_into, stack + 1, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        Py_DECREF(stack[1]);
+        if (out != NULL)
+            self->total += PyBytes_GET_SIZE(args[0]);
+        return out;
+    }
+    return slow(self, str_slow_update_into, args, nargs, kwnames);
+}
+
+static PyObject *
+aeadstream_aad(AeadStreamCore *self, PyObject *const *args, Py_ssize_t nargs,
+               PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL && PyBytes_CheckExact(args[0]) && aeadstream_direct(self))
+        return aeadstream_call(self, A_AAD, args, 1);
+    return slow(self, str_slow_aad, args, nargs, kwnames);
+}
+
+static PyObject *
+aeadstream_finalize(AeadStreamCore *self, PyObject *unused)
+{
+    if (!aeadstream_direct(self))
+        return PyObject_CallMethodNoArgs((PyObject *)self, str_slow_finalize);
+    PyObject *out = aeadstream_call(self, A_FINALIZE, NULL, 0);
+    if (aeadstream_count(self) < 0)
+        Py_CLEAR(out);
+    return out;
+}
+
+/* A tag finalize_with_tag takes directly: bytes of 4, 8, or 12 to 16 (SP 800-38D's). */
+static inline int
+tag_taken(PyObject *tag)
+{
+    if (!PyBytes_CheckExact(tag))
+        return 0;
+    Py_ssize_t n = PyBytes_GET_SIZE(tag);
+    return n == 4 || n == 8 || (n >= 12 && n <= 16);
+}
+
+static PyObject *
+aeadstream_finalize_with_tag(AeadStreamCore *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL && !self->encrypt && tag_taken(args[0])
+        && aeadstream_direct(self)) {
+        PyObject *out = aeadstream_call(self, A_FINALIZE_WITH_TAG, args, 1);
+        if (aeadstream_count(self) < 0)
+            Py_CLEAR(out);
+        return out;
+    }
+    return slow(self, str_slow_finalize_with_tag, args, nargs, kwnames);
+}
+
+static PyMethodDef aeadstream_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))aeadstream_update, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("update(data) -> the output for data")},
+    {"update_into", (PyCFunction)(void (*)(void))aeadstream_update_into,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("update_into(data, buf) -> how many bytes of output were written into buf")},
+    {"authenticate_additional_data", (PyCFunction)(void (*)(void))aeadstream_aad,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("authenticate_additional_data(data): associated data, before any update")},
+    {"finalize", (PyCFunction)aeadstream_finalize, METH_NOARGS,
+     PyDoc_STR("finalize() -> the rest of the output; the stream counts as one op")},
+    {"_finalize_with_tag", (PyCFunction)(void (*)(void))aeadstream_finalize_with_tag,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("A decryption's finalize_with_tag(tag) (the subclass names it)")},
+    {NULL},
+};
+
+static PyTypeObject AeadStreamCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload._directpath.AeadStreamCore",
+    .tp_doc = PyDoc_STR("A Cipher GCM context on a lane no engine claims (compiled)."),
+    .tp_basicsize = sizeof(AeadStreamCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)aeadstream_dealloc,
+    .tp_traverse = (traverseproc)aeadstream_traverse,
+    .tp_clear = (inquiry)aeadstream_clear,
+    .tp_methods = aeadstream_methods,
+    .tp_members = aeadstream_members,
+    .tp_getset = aeadstream_getset,
+};
+
+/* -- CipherCore: Cipher(algorithm, mode), its contexts made on a lane no engine claims ----- */
+
+/* cryptoffload.directpath.PureCipherCore is its twin and documents the contract. The subclass
+ * describes its direct path in `_direct`: (modes, lanes, make_encryptor, make_decryptor,
+ * stream_class, gcm_encryptor_class, gcm_decryptor_class). `modes` maps a mode's class to
+ * (our name of the mode, a dict from an algorithm's class to a dict from its key's length to
+ * our name of the pair); `lanes` maps such a name to a software-only lane. */
+
+enum { C_MODES, C_LANES, C_MAKE_ENC, C_MAKE_DEC, C_STREAM, C_GCM_ENC, C_GCM_DEC, C_FIELDS };
+
+/* What the construction found: no direct path, a stream mode's, GCM's without a tag in the
+ * mode, GCM's with one (a decryption only). */
+enum { K_NONE, K_STREAM, K_GCM, K_GCM_TAG };
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *algorithm;
+    PyObject *mode;
+    PyObject *alg;       /* _alg: our name, or None */
+    PyObject *mode_name; /* _mode_name */
+    PyObject *provider;  /* _provider */
+    char kind;           /* K_*: set by the direct construction only */
+} CipherCore;
+
+static int
+cipher_traverse(CipherCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->algorithm);
+    Py_VISIT(self->mode);
+    Py_VISIT(self->alg);
+    Py_VISIT(self->mode_name);
+    Py_VISIT(self->provider);
+    return 0;
+}
+
+static int
+cipher_clear(CipherCore *self)
+{
+    Py_CLEAR(self->algorithm);
+    Py_CLEAR(self->mode);
+    Py_CLEAR(self->alg);
+    Py_CLEAR(self->mode_name);
+    Py_CLEAR(self->provider);
+    return 0;
+}
+
+static void
+cipher_dealloc(CipherCore *self)
+{
+    PyObject_GC_UnTrack(self);
+    cipher_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef cipher_members[] = {
+    {"algorithm", T_OBJECT_EX, offsetof(CipherCore, algorithm), 0, "The algorithm given."},
+    {"mode", T_OBJECT, offsetof(CipherCore, mode), 0, "The mode given (None for a stream cipher)."},
+    {"_alg", T_OBJECT, offsetof(CipherCore, alg), 0, NULL},
+    {"_mode_name", T_OBJECT, offsetof(CipherCore, mode_name), 0, NULL},
+    {"_provider", T_OBJECT, offsetof(CipherCore, provider), 0, NULL},
+    {"_kind", T_BYTE, offsetof(CipherCore, kind), 0, NULL},
+    {NULL},
+};
+
+/* The class's `_direct` (borrowed) when it has the shape the direct path reads, else NULL. */
+static PyObject *
+cipher_spec(PyTypeObject *type)
+{
+    static struct {
+        PyTypeObject *type;
+        unsigned int version;
+        PyObject *spec;
+    } seen[METHOD_CACHE];
+    static int next = 0;
+    for (int i = 0; i < METHOD_CACHE; i++)
+        if (seen[i].type == type && seen[i].version == type->tp_version_tag
+            && version_valid(type))
+            return seen[i].spec;
+    PyObject *spec = _PyType_Lookup(type, str_direct);
+    if (spec == NULL || !PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != C_FIELDS
+        || !PyDict_CheckExact(PyTuple_GET_ITEM(spec, C_MODES))
+        || !PyDict_CheckExact(PyTuple_GET_ITEM(spec, C_LANES))
+        || !PyType_Check(PyTuple_GET_ITEM(spec, C_STREAM))
+        || !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(spec, C_STREAM),
+                             &DirectStreamCoreType)
+        || !PyType_Check(PyTuple_GET_ITEM(spec, C_GCM_ENC))
+        || !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(spec, C_GCM_ENC),
+                             &AeadStreamCoreType)
+        || !PyType_Check(PyTuple_GET_ITEM(spec, C_GCM_DEC))
+        || !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(spec, C_GCM_DEC),
+                             &AeadStreamCoreType))
+        spec = NULL;
+    if (version_valid(type)) {
+        seen[next].type = type;
+        seen[next].version = type->tp_version_tag;
+        seen[next].spec = spec;
+        next = (next + 1) % METHOD_CACHE;
+    }
+    return spec;
+}
+
+/* The direct construction: 1 when it took the arguments, 0 when the slow one must, -1 with an
+ * error set. Takes (algorithm, mode[, backend]) of the classes `modes` names, a bytes key of a
+ * length it names, no provider; runs the mode's own check (validate_for_algorithm) and, for
+ * GCM, reads the mode's tag. */
+static int
+cipher_make(CipherCore *self, PyObject *const *args, Py_ssize_t nargs, int keywords_ok)
+{
+    PyObject *spec = cipher_spec(Py_TYPE(self));
+    if (spec == NULL || !keywords_ok || (nargs != 2 && nargs != 3))
+        return 0;
+    PyObject *algorithm = args[0], *mode = args[1];
+    PyObject *entry = PyDict_GetItemWithError(PyTuple_GET_ITEM(spec, C_MODES),
+                                              (PyObject *)Py_TYPE(mode));
+    if (entry == NULL || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2
+        || !PyUnicode_CheckExact(PyTuple_GET_ITEM(entry, 0))
+        || !PyDict_CheckExact(PyTuple_GET_ITEM(entry, 1)))
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *mode_name = PyTuple_GET_ITEM(entry, 0);
+    PyObject *names = PyDict_GetItemWithError(PyTuple_GET_ITEM(entry, 1),
+                                              (PyObject *)Py_TYPE(algorithm));
+    if (names == NULL || !PyDict_CheckExact(names))
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *key = PyObject_GetAttr(algorithm, str_key);
+    if (key == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *alg = NULL;
+    if (PyBytes_CheckExact(key)) {
+        PyObject *length = PyLong_FromSsize_t(PyBytes_GET_SIZE(key));
+        if (length == NULL) {
+            Py_DECREF(key);
+            return -1;
+        }
+        alg = PyDict_GetItemWithError(names, length);
+        Py_DECREF(length);
+    }
+    Py_DECREF(key);
+    if (alg == NULL || !PyUnicode_CheckExact(alg))
+        return PyErr_Occurred() ? -1 : 0;
+    /* Held across the mode's own check, which runs Python. */
+    Py_INCREF(alg);
+    Py_INCREF(mode_name);
+    PyObject *checked = PyObject_CallMethodOneArg(mode, str_validate_for_algorithm, algorithm);
+    if (checked == NULL) {
+        Py_DECREF(alg);
+        Py_DECREF(mode_name);
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            return -1;
+        PyErr_Clear(); /* the slow path says what is wrong, in our words */
+        return 0;
+    }
+    Py_DECREF(checked);
+    char kind = K_STREAM;
+    if (PyUnicode_CompareWithASCIIString(mode_name, "gcm") == 0) { /* its tag: read once */
+        PyObject *tag = PyObject_GetAttr(mode, str_tag);
+        kind = tag == NULL ? K_NONE : tag == Py_None ? K_GCM : tag_taken(tag) ? K_GCM_TAG : K_NONE;
+        Py_XDECREF(tag);
+        if (kind == K_NONE) { /* no tag to read, or one SP 800-38D does not allow: slow path */
+            PyErr_Clear();
+            Py_DECREF(alg);
+            Py_DECREF(mode_name);
+            return 0;
+        }
+    }
+    Py_INCREF(algorithm);
+    Py_XSETREF(self->algorithm, algorithm);
+    Py_INCREF(mode);
+    Py_XSETREF(self->mode, mode);
+    Py_XSETREF(self->alg, alg);
+    Py_XSETREF(self->mode_name, mode_name);
+    Py_XSETREF(self->provider, Py_NewRef(Py_None));
+    self->kind = kind;
+    return 1;
+}
+
+static int
+cipher_init(CipherCore *self, PyObject *args, PyObject *kwds)
+{
+    int keywords_ok = kwds == NULL || PyDict_GET_SIZE(kwds) == 0;
+    int made = cipher_make(self, &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args), keywords_ok);
+    if (made != 0)
+        return made < 0 ? -1 : 0;
+    self->kind = K_NONE;
+    PyObject *init = PyObject_GetAttr((PyObject *)self, str_slow_init);
+    if (init == NULL)
+        return -1;
+    PyObject *done = PyObject_Call(init, args, kwds);
+    Py_DECREF(init);
+    if (done == NULL)
+        return -1;
+    Py_DECREF(done);
+    return 0;
+}
+
+/* A context on the direct path for encryption (encrypt) or decryption, or NULL with no error
+ * when the slow path must make it, or NULL with an error set (*failed = 1). */
+static PyObject *
+cipher_context(CipherCore *self, int encrypt, int *failed)
+{
+    char kind = self->kind;
+    if (kind == K_NONE || (kind == K_GCM_TAG && encrypt) || self->alg == NULL)
+        return NULL;
+    PyObject *spec = cipher_spec(Py_TYPE(self));
+    if (spec == NULL)
+        return NULL;
+    PyObject *lane = PyDict_GetItemWithError(PyTuple_GET_ITEM(spec, C_LANES), self->alg);
+    if (lane == NULL) {
+        if (PyErr_Occurred())
+            *failed = 1;
+        return NULL;
+    }
+    if (!PyObject_TypeCheck(lane, &LaneCoreType))
+        return NULL;
+    LaneCore *core = (LaneCore *)lane;
+    if (core->direct_below != -1 || core->direct_above != -1)
+        return NULL;
+    PyObject *provider = in_force(self->provider, failed);
+    if (provider == NULL || provider != core->provider)
+        return NULL;
+    Py_INCREF(lane);
+    PyObject *q = core->tally_q;
+    if (q != NULL && Py_IS_TYPE(q, &SizeLogType) && ((SizeLog *)q)->len > FOLD_AT) {
+        /* a program that makes context after context keeps its record bounded */
+        PyObject *folded = PyObject_CallMethodNoArgs(lane, str_fold_due);
+        if (folded == NULL) {
+            Py_DECREF(lane);
+            *failed = 1;
+            return NULL;
+        }
+        Py_DECREF(folded);
+    }
+    PyObject *stack[2] = {self->algorithm, self->mode};
+    PyObject *ctx = PyObject_Vectorcall(
+        PyTuple_GET_ITEM(spec, encrypt ? C_MAKE_ENC : C_MAKE_DEC), stack, 2, NULL);
+    if (ctx == NULL) {
+        Py_DECREF(lane);
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            *failed = 1;
+            return NULL;
+        }
+        PyErr_Clear(); /* the slow path says why */
+        return NULL;
+    }
+    PyObject *out;
+    if (kind == K_STREAM) {
+        PyTypeObject *type = (PyTypeObject *)PyTuple_GET_ITEM(spec, C_STREAM);
+        DirectStreamCore *stream = (DirectStreamCore *)type->tp_alloc(type, 0);
+        if (stream != NULL) {
+            stream->ctx = ctx;
+            stream->lane = lane;
+            stream->lane_is_core = 1;
+        }
+        out = (PyObject *)stream;
+    }
+    else {
+        PyTypeObject *type =
+            (PyTypeObject *)PyTuple_GET_ITEM(spec, encrypt ? C_GCM_ENC : C_GCM_DEC);
+        AeadStreamCore *stream = (AeadStreamCore *)type->tp_alloc(type, 0);
+        if (stream != NULL) {
+            stream->ctx = ctx;
+            stream->lane = lane;
+            stream->lane_is_core = 1;
+            stream->encrypt = (char)encrypt;
+        }
+        out = (PyObject *)stream;
+    }
+    if (out == NULL) {
+        Py_DECREF(ctx);
+        Py_DECREF(lane);
+        *failed = 1;
+    }
+    return out;
+}
+
+static PyObject *
+cipher_encryptor(CipherCore *self, PyObject *unused)
+{
+    int failed = 0;
+    PyObject *out = cipher_context(self, 1, &failed);
+    if (out != NULL || failed)
+        return out;
+    return PyObject_CallMethodOneArg((PyObject *)self, str_slow_context, Py_True);
+}
+
+static PyObject *
+cipher_decryptor(CipherCore *self, PyObject *unused)
+{
+    int failed = 0;
+    PyObject *out = cipher_context(self, 0, &failed);
+    if (out != NULL || failed)
+        return out;
+    return PyObject_CallMethodOneArg((PyObject *)self, str_slow_context, Py_False);
+}
+
+static PyMethodDef cipher_methods[] = {
+    {"encryptor", (PyCFunction)cipher_encryptor, METH_NOARGS,
+     PyDoc_STR("encryptor() -> a context that encrypts what is passed to update")},
+    {"decryptor", (PyCFunction)cipher_decryptor, METH_NOARGS,
+     PyDoc_STR("decryptor() -> a context that decrypts what is passed to update")},
+    {NULL},
+};
+
+static PyTypeObject CipherCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload._directpath.CipherCore",
+    .tp_doc = PyDoc_STR("Cipher's construction and contexts on a lane no engine claims "
+                        "(compiled)."),
+    .tp_basicsize = sizeof(CipherCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)cipher_init,
+    .tp_dealloc = (destructor)cipher_dealloc,
+    .tp_traverse = (traverseproc)cipher_traverse,
+    .tp_clear = (inquiry)cipher_clear,
+    .tp_methods = cipher_methods,
+    .tp_members = cipher_members,
 };
 
 /* -- module ----------------------------------------------------------------------------- */
@@ -1596,6 +2877,22 @@ configure(PyObject *module, PyObject *args)
 }
 
 static PyObject *
+direct_construction(PyObject *module, PyObject *cls)
+{
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &DigestCoreType)) {
+        PyErr_SetString(PyExc_TypeError, "direct_construction takes a subclass of DigestCore");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)cls;
+    /* Only a class that constructs as DigestCore does: no __new__ or __init__ of its own (one
+     * given later is seen by digest_vectorcall, which then calls as type does). */
+    if (type->tp_new != PyType_GenericNew || type->tp_init != (initproc)digest_init)
+        Py_RETURN_FALSE;
+    type->tp_vectorcall = digest_vectorcall;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *
 note_using(PyObject *module, PyObject *unused)
 {
     using_seen = 1;
@@ -1603,6 +2900,10 @@ note_using(PyObject *module, PyObject *unused)
 }
 
 static PyMethodDef module_methods[] = {
+    {"direct_construction", direct_construction, METH_O,
+     PyDoc_STR("direct_construction(cls) -> whether cls(...) now constructs through the "
+               "direct path's vectorcall (a DigestCore subclass with no __new__ or __init__ "
+               "of its own)")},
     {"note_using", note_using, METH_NOARGS,
      PyDoc_STR("note_using(): a `using` block is about to set the ContextVar (from now on the "
                "direct path looks it up)")},
@@ -1643,9 +2944,28 @@ PyInit__directpath(void)
     INTERN(str_update_into, "update_into");
     INTERN(str_slow_update, "_update_slow");
     INTERN(str_slow_update_into, "_update_into_slow");
+    INTERN(str_direct, "_direct");
+    INTERN(str_tag, "tag");
+    INTERN(str_authenticate_additional_data, "authenticate_additional_data");
+    INTERN(str_finalize_with_tag, "finalize_with_tag");
+    INTERN(str_slow_aad, "_aad_slow");
+    INTERN(str_slow_finalize_with_tag, "_finalize_with_tag_slow");
+    INTERN(str_validate_for_algorithm, "validate_for_algorithm");
+    INTERN(str_slow_context, "_context");
+    INTERN(str_key, "key");
+    INTERN(str_provider, "provider");
+    INTERN(str_backend, "backend");
+    INTERN(str_finalize, "finalize");
+    INTERN(str_verify, "verify");
+    INTERN(str_copy, "copy");
+    INTERN(str_slow_init, "_init_slow");
+    INTERN(str_slow_finalize, "_finalize_slow");
+    INTERN(str_slow_verify, "_verify_slow");
+    INTERN(str_slow_copy, "_copy_slow");
     if (PyType_Ready(&SizeLogType) < 0 || PyType_Ready(&LaneCoreType) < 0
         || PyType_Ready(&AeadCoreType) < 0 || PyType_Ready(&ChainedCoreType) < 0
-        || PyType_Ready(&DirectStreamCoreType) < 0)
+        || PyType_Ready(&DirectStreamCoreType) < 0 || PyType_Ready(&DigestCoreType) < 0
+        || PyType_Ready(&AeadStreamCoreType) < 0 || PyType_Ready(&CipherCoreType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
@@ -1674,13 +2994,31 @@ PyInit__directpath(void)
         Py_DECREF(module);
         return NULL;
     }
+    Py_INCREF(&DigestCoreType);
+    if (PyModule_AddObject(module, "DigestCore", (PyObject *)&DigestCoreType) < 0) {
+        Py_DECREF(&DigestCoreType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&AeadStreamCoreType);
+    if (PyModule_AddObject(module, "AeadStreamCore", (PyObject *)&AeadStreamCoreType) < 0) {
+        Py_DECREF(&AeadStreamCoreType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&CipherCoreType);
+    if (PyModule_AddObject(module, "CipherCore", (PyObject *)&CipherCoreType) < 0) {
+        Py_DECREF(&CipherCoreType);
+        Py_DECREF(module);
+        return NULL;
+    }
     if (PyModule_AddIntConstant(module, "TAIL", TAIL) < 0
         || PyModule_AddIntConstant(module, "FOLD_AT", FOLD_AT) < 0) {
         Py_DECREF(module);
         return NULL;
     }
     /* What directpath.py expects (its API): a build left from older sources is not used. */
-    if (PyModule_AddIntConstant(module, "API", 6) < 0) {
+    if (PyModule_AddIntConstant(module, "API", 7) < 0) {
         Py_DECREF(module);
         return NULL;
     }

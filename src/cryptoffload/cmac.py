@@ -4,27 +4,40 @@ from __future__ import annotations
 
 from typing import Any
 
-from cryptography.exceptions import UnsupportedAlgorithm, _Reasons
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
 from cryptography.hazmat.primitives import cmac as _cmac
 from cryptography.hazmat.primitives.ciphers import BlockCipherAlgorithm, algorithms
 
 from cryptoffload import validate
+from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import MacContext
+from cryptoffload.directpath import direct_construction
 from cryptoffload.ops import MacOp
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, checked_provider, resolve
 
 __all__ = ["CMAC"]
 
+#: The AES classes whose lanes go by key length (cmac-aes-128, -192, -256).
+_AES_CLASSES = (algorithms.AES, algorithms.AES128, algorithms.AES256)
 
-class CMAC(MacContext):
+
+class CMAC(DirectDigest):
     """A streaming CMAC: ``CMAC(algorithms.AES(key))`` or ``CMAC(TripleDES(key))``, ``update``,
-    ``finalize``/``verify``."""
+    ``finalize``/``verify``.
 
-    __slots__ = ("_algorithm",)
-    _OWN_FIELDS = ("_algorithm",)
+    Where no engine claims the algorithm, the context is `cryptography`'s CMAC on the direct path
+    (DigestCore, see :class:`cryptoffload.directpath.PureDigestCore`), counted as one op when
+    the message ends; otherwise the gathering or streaming context (``_inner``) routes it
+    through the provider."""
 
-    def __init__(
+    __slots__ = ()
+    #: The direct path's (see PureDigestCore): the software-only lanes by algorithm class (by
+    #: key length for AES), each with `cryptography`'s CMAC (filled by :meth:`_init_slow` as it
+    #: makes contexts), which takes the constructor's one argument, the algorithm.
+    _direct = ({}, 1, 1, "finalize", InvalidSignature, MacContext._MISMATCH)
+
+    def _init_slow(
         self, algorithm: Any, backend: object = None, *, provider: Provider | None = None
     ) -> None:
         if isinstance(algorithm, algorithms.AES):
@@ -38,11 +51,35 @@ class CMAC(MacContext):
             )
         else:
             raise TypeError(f"Expected instance of BlockCipherAlgorithm, got {algorithm!r}")
-        self._algorithm = algorithm
-        self._start(alg, provider)
+        provider = checked_provider(provider)
+        lane = resolve(provider).lane(alg)
+        if lane.software_only:
+            self._set_direct(_cmac.CMAC(algorithm), lane, algorithm)
+            lanes = self._direct[0]
+            cls = algorithm.__class__
+            if cls in _AES_CLASSES:
+                lanes.setdefault(cls, {})[len(algorithm.key)] = (lane, _cmac.CMAC)
+            elif cls is TripleDES:
+                lanes[cls] = (lane, _cmac.CMAC)
+            return
+        self._set_inner(_CmacStream(algorithm, alg, provider), lane, algorithm)
 
     def __repr__(self) -> str:
-        return f"<CMAC {self._alg}>"
+        return f"<CMAC {self._lane.alg}>"
+
+
+direct_construction(CMAC)
+
+
+class _CmacStream(MacContext):
+    """A CMAC through the provider's engines: :class:`CMAC`'s context off the direct path."""
+
+    __slots__ = ("_algorithm",)
+    _OWN_FIELDS = ("_algorithm",)
+
+    def __init__(self, algorithm: Any, alg: str, provider: Provider | None) -> None:
+        self._algorithm = algorithm
+        self._start(alg, provider)
 
     def _software(self):
         return _cmac.CMAC(self._algorithm)
@@ -53,6 +90,6 @@ class CMAC(MacContext):
     def _op(self, data: bytes) -> MacOp:
         return MacOp(self._alg, "mac", bytes(self._algorithm.key), data)
 
-    def copy(self) -> CMAC:
+    def copy(self) -> _CmacStream:
         """An independent context with the same key and data fed so far."""
         return self._fork()

@@ -32,6 +32,7 @@ import os
 import warnings
 from collections import deque
 from contextvars import ContextVar
+from hmac import compare_digest
 from itertools import repeat, starmap
 from typing import Any
 
@@ -44,16 +45,23 @@ __all__ = [
     "FOLD_AT",
     "TAIL",
     "AeadCore",
+    "AeadStreamCore",
     "ChainedCore",
+    "CipherCore",
+    "DigestCore",
     "DirectStreamCore",
     "LaneCore",
     "PureAeadCore",
+    "PureAeadStreamCore",
     "PureChainedCore",
+    "PureCipherCore",
+    "PureDigestCore",
     "PureDirectStreamCore",
     "PureLaneCore",
     "PureSizeLog",
     "SizeLog",
     "compiled_module",
+    "direct_construction",
     "note_using",
 ]
 
@@ -67,7 +75,7 @@ _using = CURRENT.get  # bound once: no method lookup per op
 
 #: The compiled module's API this module expects (``_directpath.API``): bumped with each
 #: change of what the two share, so that a build left from older sources is not used.
-API = 6
+API = 7
 
 #: Pending sizes a counters' record holds before it is folded into the totals (the compiled
 #: twin has its own copy, ``_directpath.FOLD_AT``; a test checks that both agree).
@@ -319,7 +327,7 @@ class PureDirectStreamCore:
     ``update(data)`` takes this path when ``data`` is ``bytes``; ``update_into(data, buf)``
     when ``buf`` is also a ``bytearray``. Anything else (a DmaBuffer, a memoryview) goes to
     ``_update_slow(data)`` / ``_update_into_slow(data, buf)``. An error from OpenSSL goes on with
-    nothing counted.
+    nothing counted. ``finalize()`` is the context's own (nothing counted).
     """
 
     __slots__ = ("_ctx", "_lane")
@@ -341,6 +349,417 @@ class PureDirectStreamCore:
                 self._lane.count(len(data))
             return k
         return self._update_into_slow(data, buf)  # type: ignore[attr-defined]
+
+    def finalize(self) -> bytes:
+        """OpenSSL's context's last output (a partial block left: its ValueError)."""
+        return self._ctx.finalize()
+
+
+class PureDigestCore:
+    """A hash or MAC context (``Hash``, ``HMAC``, ``CMAC``) whose algorithm no engine claims: a
+    software object (``_ctx``: Python's hashlib or hmac object, or `cryptography`'s) does the
+    work, and the message is recorded as one op of its lane when it ends.
+
+    The subclass describes its direct path in ``_direct``: ``(lanes, want, pass, final,
+    mismatch, message)``. ``want`` (1 or 2) is how many arguments the constructor takes before
+    an optional ``backend`` (``provider=`` and ``backend=`` may be keywords); the last of them
+    is the algorithm and, with 2, the first is a key. ``lanes`` maps an algorithm's class to an
+    entry ``(lane, maker, *fixed)``, or to a dict of entries by ``len(algorithm.key)``; the
+    subclass fills it as its slow path makes contexts. The lane must be a :class:`LaneCore` on
+    which every size is software's (``direct_below == direct_above == -1``). ``pass`` (0 or 1)
+    is how many of the constructor's arguments the maker takes first. An entry of two items
+    makes the software object at construction, ``maker(*args[:pass])`` (an exception from it
+    goes to the slow path, which says what was wrong in our words). An entry with ``fixed``
+    defers it to the first update, ``maker(*args[:pass], data, *fixed[1:])``: ``fixed[0]``
+    holds the data's place (``b""``) when something else makes it first (``finalize``,
+    ``copy``, reading ``_ctx``; a copy made before then is deferred too). The software
+    object's method named ``final`` gives the digest; ``mismatch`` is the exception (raised
+    with ``message``) of a failed ``verify``, None where there is no ``verify``.
+
+    Construction takes this path when the key (if any) is ``bytes`` and ``lanes`` has an entry
+    for the algorithm whose lane's provider is the one in force (``provider=``, else the
+    innermost ``using`` block's, else the default); else ``_init_slow(*args, **kwargs)``. On
+    such a context, until its message ends (``_done``): ``update(data)`` with ``bytes`` adds
+    ``len(data)`` to ``_total``; ``finalize()`` returns the digest, sets ``_done`` and records
+    ``_total`` with ``lane.tally`` (folding past :data:`FOLD_AT`); ``verify(signature)`` with
+    ``bytes`` does the same and compares in constant time (a failed ``verify`` is recorded
+    too: the op was done); ``copy()`` gives a new context of the same class with a copy of the
+    object. Anything else goes to ``_update_slow``, ``_finalize_slow``, ``_verify_slow`` or
+    ``_copy_slow`` (which raise AlreadyFinalized once ``_done``). Errors from the software
+    object go on with nothing recorded.
+    """
+
+    __slots__ = ("_algorithm", "_deferred", "_done", "_lane", "_made", "_spec", "_total")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._spec = None
+        self._made = None
+        self._deferred = None
+        if not self._init_direct(_digest_spec(type(self)), args, kwargs):
+            self._init_slow(*args, **kwargs)  # type: ignore[attr-defined]
+
+    def _init_direct(self, spec: tuple | None, args: tuple, kwargs: dict) -> bool:
+        if spec is None:
+            return False
+        lanes, want, pass_ = spec[0], spec[1], spec[2]
+        if len(args) not in (want, want + 1):
+            return False
+        allowed = {"provider", "backend"} if len(args) == want else {"provider"}
+        if not kwargs.keys() <= allowed:
+            return False
+        algorithm = args[want - 1]
+        if want == 2 and args[0].__class__ is not bytes:
+            return False
+        entry = _digest_entry(lanes, algorithm)
+        if entry is None:
+            return False
+        provider = kwargs.get("provider") or _using() or DEFAULT_BOX[0]
+        if provider is None or provider is not entry[0].provider:
+            return False
+        if len(entry) == 2:
+            try:
+                ctx = entry[1](*args[:pass_])
+            except Exception:  # the slow path says why, in our words
+                return False
+            self._made, self._deferred = ctx, None
+        else:
+            self._made, self._deferred = None, (entry, args[:pass_])
+        self._spec = spec
+        self._lane, self._algorithm = entry[0], algorithm
+        self._total = 0
+        self._done = False
+        return True
+
+    def _make(self, data: bytes | None = None) -> Any:
+        """The deferred software object, made fed ``data`` (None: its placeholder)."""
+        (_, maker, placeholder, *rest), first = self._deferred
+        self._made = maker(*first, placeholder if data is None else data, *rest)
+        self._deferred = None
+        return self._made
+
+    @property
+    def _ctx(self) -> Any:
+        """The software object (made when first asked for), or None off the direct path."""
+        if self._made is None and self._deferred is not None:
+            self._make()
+        return self._made
+
+    @_ctx.setter
+    def _ctx(self, value: Any) -> None:
+        self._spec = _digest_spec(type(self)) if value is not None else None
+        self._made, self._deferred = value, None
+
+    def _direct_spec(self) -> tuple | None:
+        """The spec when the context is on the direct path, else None."""
+        if (
+            self._spec is None
+            or getattr(self, "_done", True)
+            or (self._made is None and self._deferred is None)
+            or not isinstance(getattr(self, "_lane", None), PureLaneCore)
+        ):
+            return None
+        return self._spec
+
+    def update(self, data: bytes) -> None:
+        """Add ``data`` to the message."""
+        if data.__class__ is bytes and self._direct_spec() is not None:
+            if self._deferred is not None:
+                self._make(data)
+            else:
+                self._made.update(data)
+            self._total += len(data)
+            return
+        self._update_slow(data)  # type: ignore[attr-defined]
+
+    def _end(self, spec: tuple) -> Any:
+        out = getattr(self._ctx, spec[3])()
+        self._done = True
+        lane = self._lane
+        lane.tally(self._total)
+        if len(lane.tally_q) > FOLD_AT:
+            lane.fold_due()
+        return out
+
+    def finalize(self) -> Any:
+        """The digest or tag; the context cannot be used afterwards."""
+        spec = self._direct_spec()
+        if spec is not None:
+            return self._end(spec)
+        return self._finalize_slow()  # type: ignore[attr-defined]
+
+    def verify(self, signature: bytes) -> None:
+        """An error (``mismatch``) unless ``signature`` is the message's tag (constant time)."""
+        spec = self._direct_spec()
+        if signature.__class__ is bytes and spec is not None and isinstance(spec[4], type):
+            tag = self._end(spec)
+            if not compare_digest(tag, signature):
+                raise spec[4](spec[5])
+            return None
+        return self._verify_slow(signature)  # type: ignore[attr-defined]
+
+    def copy(self) -> Any:
+        """An independent context with the same data fed so far."""
+        if self._direct_spec() is None:
+            return self._copy_slow()  # type: ignore[attr-defined]
+        twin = type(self).__new__(type(self))
+        twin._spec = self._spec
+        twin._made = self._made.copy() if self._deferred is None else None
+        twin._deferred = self._deferred
+        twin._lane, twin._algorithm = self._lane, self._algorithm
+        twin._total = self._total
+        twin._done = False
+        return twin
+
+
+def _digest_spec(cls: type) -> tuple | None:
+    """``cls._direct`` when it has the shape the direct path reads, else None."""
+    spec = getattr(cls, "_direct", None)
+    if (
+        spec.__class__ is not tuple
+        or len(spec) != 6
+        or spec[0].__class__ is not dict
+        or spec[1] not in (1, 2)
+        or spec[2] not in (0, 1)
+        or spec[2] > spec[1]
+        or spec[3].__class__ is not str
+    ):
+        return None
+    return spec
+
+
+def _digest_entry(lanes: dict[Any, Any], algorithm: Any) -> tuple | None:
+    """The entry ``lanes`` holds for ``algorithm`` whose lane is software's, or None."""
+    entry = lanes.get(algorithm.__class__)
+    if entry.__class__ is dict:
+        key = getattr(algorithm, "key", None)
+        entry = entry.get(len(key)) if key.__class__ is bytes else None
+    if entry.__class__ is not tuple or not 2 <= len(entry) <= 5:
+        return None
+    lane = entry[0]
+    if not isinstance(lane, PureLaneCore) or lane.direct_below != -1 or lane.direct_above != -1:
+        return None
+    return entry
+
+
+class PureAeadStreamCore:
+    """A ``Cipher`` GCM context on a lane no engine claims: OpenSSL's context (``_ctx``) does the
+    work; the data bytes fed to ``update`` (``_total``) count as one op of the lane when the
+    stream ends (its ``finalize`` or ``finalize_with_tag`` ran, whatever came of it: a failed
+    tag is an op done), once (``_counted``): ``lane.tally(_total)``, folding past
+    :data:`FOLD_AT`.
+
+    ``update(data)`` with ``bytes``, ``update_into(data, buf)`` with ``bytes`` and a
+    ``bytearray``, ``authenticate_additional_data(data)`` with ``bytes``, ``finalize()`` and
+    ``_finalize_with_tag(tag)`` (a decryption's, when ``tag`` is ``bytes`` of 4, 8 or 12 to 16)
+    call the context's method of the same name; ``tag`` is the context's (an encryption's:
+    ``_encrypt``; a decryption has none). Anything else, and any context whose ``_ctx`` is
+    None or whose ``_lane`` is not a :class:`LaneCore`, goes to ``_update_slow``,
+    ``_update_into_slow``, ``_aad_slow``, ``_finalize_slow`` or ``_finalize_with_tag_slow``.
+    """
+
+    __slots__ = ("_counted", "_ctx", "_encrypt", "_lane", "_total")
+
+    def _direct_ready(self) -> bool:
+        return getattr(self, "_ctx", None) is not None and isinstance(
+            getattr(self, "_lane", None), PureLaneCore
+        )
+
+    @property
+    def tag(self) -> bytes:
+        """The tag, once an encryption is finalized (NotYetFinalized before)."""
+        if not self._encrypt:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'tag'")
+        return self._ctx.tag
+
+    def _count(self) -> None:
+        if not self._counted:
+            self._counted = True
+            lane = self._lane
+            lane.tally(self._total)
+            if len(lane.tally_q) > FOLD_AT:
+                lane.fold_due()
+
+    def update(self, data: bytes) -> bytes:
+        """The output for ``data``."""
+        if data.__class__ is bytes and self._direct_ready():
+            out = self._ctx.update(data)
+            self._total += len(data)
+            return out
+        return self._update_slow(data)  # type: ignore[attr-defined]
+
+    def update_into(self, data: bytes, buf: Any) -> int:
+        """Write the output for ``data`` into ``buf``; return its length."""
+        if data.__class__ is bytes and buf.__class__ is bytearray and self._direct_ready():
+            n = self._ctx.update_into(data, buf)
+            self._total += len(data)
+            return n
+        return self._update_into_slow(data, buf)  # type: ignore[attr-defined]
+
+    def authenticate_additional_data(self, data: bytes) -> None:
+        """Associated data, before any update."""
+        if data.__class__ is bytes and self._direct_ready():
+            return self._ctx.authenticate_additional_data(data)
+        return self._aad_slow(data)  # type: ignore[attr-defined]
+
+    def finalize(self) -> bytes:
+        """The rest of the output; the stream counts as one op."""
+        if not self._direct_ready():
+            return self._finalize_slow()  # type: ignore[attr-defined]
+        try:
+            return self._ctx.finalize()
+        finally:
+            self._count()
+
+    def _finalize_with_tag(self, tag: bytes) -> bytes:
+        """A decryption's ``finalize_with_tag`` (the subclass names it)."""
+        if (
+            not self._encrypt
+            and tag.__class__ is bytes
+            and len(tag) in (4, 8, 12, 13, 14, 15, 16)
+            and self._direct_ready()
+        ):
+            try:
+                return self._ctx.finalize_with_tag(tag)
+            finally:
+                self._count()
+        return self._finalize_with_tag_slow(tag)  # type: ignore[attr-defined]
+
+
+#: PureCipherCore's kinds of direct path (CipherCore's K_*): none, a stream mode's, GCM's with
+#: no tag in the mode, GCM's with one (a decryption only).
+_K_NONE, _K_STREAM, _K_GCM, _K_GCM_TAG = 0, 1, 2, 3
+
+
+class PureCipherCore:
+    """``Cipher(algorithm, mode)`` and its contexts on a lane no engine claims.
+
+    The subclass describes its direct path in ``_direct``: ``(modes, lanes, make_encryptor,
+    make_decryptor, stream_class, gcm_encryptor_class, gcm_decryptor_class)``. ``modes`` maps a
+    mode's class to (our name of the mode, a dict from an algorithm's class to a dict from its
+    key's length to our name of the pair), ``lanes`` our names to lanes; the subclass fills
+    both as its slow path makes ciphers and contexts.
+
+    Construction takes this path for ``(algorithm, mode[, backend])`` with no keywords when
+    ``modes`` names the pair for the key (``bytes``) and the mode's own check
+    (``mode.validate_for_algorithm(algorithm)``) passes; for GCM the mode's tag is read once:
+    None, or ``bytes`` of 4, 8 or 12 to 16 (then only a decryption takes the direct path). It
+    sets ``algorithm``, ``mode``, ``_alg``, ``_mode_name``, ``_provider`` (None) and ``_kind``.
+    Anything else (an exception from the check included: the slow path says what was wrong in
+    our words) goes to ``_init_slow(*args, **kwargs)``, with ``_kind`` 0.
+
+    ``encryptor()`` / ``decryptor()`` take it when ``_kind`` allows, ``lanes`` has a
+    :class:`LaneCore` for ``_alg`` on which every size is software's
+    (``direct_below == direct_above == -1``) whose provider is the one in force (the innermost
+    ``using`` block's, else the default), and the maker gives OpenSSL's context for
+    ``(algorithm, mode)``: first the lane folds a record past :data:`FOLD_AT`, then the context
+    is a new ``stream_class`` (a :class:`DirectStreamCore`) or GCM's class (an
+    :class:`AeadStreamCore`), with ``_ctx`` and ``_lane`` set (no ``__init__``). Else
+    ``_context(encrypt)``.
+    """
+
+    __slots__ = ("_alg", "_kind", "_mode_name", "_provider", "algorithm", "mode")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if not self._make(args, kwargs):
+            self._kind = _K_NONE
+            self._init_slow(*args, **kwargs)  # type: ignore[attr-defined]
+
+    def _make(self, args: tuple, kwargs: dict) -> bool:
+        spec = _cipher_spec(type(self))
+        if spec is None or kwargs or len(args) not in (2, 3):
+            return False
+        algorithm, mode = args[0], args[1]
+        entry = spec[0].get(mode.__class__)
+        if entry.__class__ is not tuple or len(entry) != 2:
+            return False
+        mode_name, by_alg = entry
+        names = by_alg.get(algorithm.__class__) if by_alg.__class__ is dict else None
+        key = getattr(algorithm, "key", None)
+        if names.__class__ is not dict or key.__class__ is not bytes:
+            return False
+        alg = names.get(len(key))
+        if alg.__class__ is not str:
+            return False
+        try:
+            mode.validate_for_algorithm(algorithm)
+        except Exception:  # the slow path says what is wrong, in our words
+            return False
+        kind = _K_STREAM
+        if mode_name == "gcm":
+            tag = getattr(mode, "tag", _NO_TAG)
+            if tag is None:
+                kind = _K_GCM
+            elif tag.__class__ is bytes and len(tag) in (4, 8, 12, 13, 14, 15, 16):
+                kind = _K_GCM_TAG
+            else:
+                return False
+        self.algorithm, self.mode = algorithm, mode
+        self._alg, self._mode_name, self._provider = alg, mode_name, None
+        self._kind = kind
+        return True
+
+    def _direct_context(self, encrypt: bool) -> Any:
+        kind = self._kind
+        if kind == _K_NONE or (kind == _K_GCM_TAG and encrypt):
+            return None
+        spec = _cipher_spec(type(self))
+        if spec is None:
+            return None
+        lane = spec[1].get(self._alg)
+        if (
+            not isinstance(lane, PureLaneCore)
+            or lane.direct_below != -1
+            or lane.direct_above != -1
+            or (self._provider or _using() or DEFAULT_BOX[0]) is not lane.provider
+        ):
+            return None
+        if len(lane.tally_q) > FOLD_AT:
+            lane.fold_due()
+        try:
+            ctx = spec[2 if encrypt else 3](self.algorithm, self.mode)
+        except Exception:  # the slow path says why
+            return None
+        cls = spec[4] if kind == _K_STREAM else spec[5 if encrypt else 6]
+        context = cls.__new__(cls)
+        context._ctx, context._lane = ctx, lane
+        if kind != _K_STREAM:
+            context._total, context._counted, context._encrypt = 0, False, encrypt
+        return context
+
+    def encryptor(self) -> Any:
+        """A context that encrypts what is passed to ``update``."""
+        context = self._direct_context(True)
+        return context if context is not None else self._context(True)  # type: ignore
+
+    def decryptor(self) -> Any:
+        """A context that decrypts what is passed to ``update``."""
+        context = self._direct_context(False)
+        return context if context is not None else self._context(False)  # type: ignore
+
+
+_NO_TAG = object()
+
+
+def _cipher_spec(cls: type) -> tuple | None:
+    """``cls._direct`` when it has the shape the direct path reads, else None."""
+    spec = getattr(cls, "_direct", None)
+    if (
+        spec.__class__ is not tuple
+        or len(spec) != 7
+        or spec[0].__class__ is not dict
+        or spec[1].__class__ is not dict
+        or not (isinstance(spec[4], type) and issubclass(spec[4], PureDirectStreamCore))
+        or not (isinstance(spec[5], type) and issubclass(spec[5], PureAeadStreamCore))
+        or not (isinstance(spec[6], type) and issubclass(spec[6], PureAeadStreamCore))
+    ):
+        return None
+    return spec
+
+
+def pure_direct_construction(cls: type) -> bool:
+    """Make ``cls(...)`` construct through the compiled twin's vectorcall (nothing to do here:
+    the pure twin's ``__init__`` is the direct path's construction)."""
+    return False
 
 
 def compiled_module() -> Any:
@@ -372,4 +791,10 @@ LaneCore: Any = _module.LaneCore if _module is not None else PureLaneCore
 AeadCore: Any = _module.AeadCore if _module is not None else PureAeadCore
 ChainedCore: Any = _module.ChainedCore if _module is not None else PureChainedCore
 DirectStreamCore: Any = _module.DirectStreamCore if _module is not None else PureDirectStreamCore
+DigestCore: Any = _module.DigestCore if _module is not None else PureDigestCore
+AeadStreamCore: Any = _module.AeadStreamCore if _module is not None else PureAeadStreamCore
+CipherCore: Any = _module.CipherCore if _module is not None else PureCipherCore
 note_using: Any = _module.note_using if _module is not None else pure_note_using
+direct_construction: Any = (
+    _module.direct_construction if _module is not None else pure_direct_construction
+)

@@ -32,7 +32,9 @@ from cryptography.hazmat.primitives.hashes import (
 from cryptography.hazmat.primitives.hashes import XOFHash as _OpenSSLXOFHash
 
 from cryptoffload import asyncio_lane, validate
+from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import StreamContext
+from cryptoffload.directpath import direct_construction
 from cryptoffload.dmabuffer import as_plain, claimed, lease_of
 from cryptoffload.names import HASH_CLASSES, HASHLIB, XOF_NAMES, hash_name
 from cryptoffload.ops import HashOp
@@ -67,7 +69,6 @@ __all__ = [
 ]
 
 
-_FRESH = object()  # a software context not made yet (see Hash._software)
 #: The fixed-size hash classes by our name for them (SHAKE's are not: their size is a parameter).
 _BY_CLASS: dict[type, str] = {cls: name for name, cls in HASH_CLASSES.items()}
 _BY_CLASS.update(
@@ -84,24 +85,41 @@ _BY_CLASS.update(
 )
 
 
-class Hash(StreamContext):
+class Hash(DirectDigest):
     """A streaming digest: ``update`` any number of times, then ``finalize``; ``copy`` forks it.
 
-    A SHAKE's context is a :class:`_XofHash` (its output length is a parameter of the op)."""
+    Where no engine claims the algorithm, the context is Python's hashlib object on the direct
+    path (DigestCore, see :class:`cryptoffload.directpath.PureDigestCore`), made with the
+    message's first update (hashlib's constructor hashes it without the per-object lock a later
+    update needs) and counted as one op when the message ends; otherwise, and for SHAKE (its
+    output length is a parameter), the gathering or streaming context (``_inner``) routes it
+    through the provider."""
 
-    __slots__ = ("_algorithm",)
-    _OWN_FIELDS = ("_algorithm",)
+    __slots__ = ()
+    #: The direct path's (see PureDigestCore): the software-only lanes by hash class, each with
+    #: hashlib's constructor and the data's place (filled by :meth:`_init_slow` as it makes
+    #: contexts); the constructor takes the algorithm, the maker nothing else.
+    _direct = ({}, 1, 0, "digest", None, None)
 
-    def __init__(
+    def _init_slow(
         self, algorithm: HashAlgorithm, backend: object = None, *, provider: Provider | None = None
     ) -> None:
         alg = _BY_CLASS.get(algorithm.__class__)
         if alg is None:
             alg = hash_name(algorithm)
-            if alg in XOF_NAMES:
-                self.__class__ = _XofHash  # same slots: a SHAKE's output length is a parameter
-        self._algorithm = algorithm
-        self._start(alg, provider)
+        provider = checked_provider(provider)
+        if alg in XOF_NAMES:
+            inner: _HashStream = _XofStream(algorithm, alg, provider)
+            self._set_inner(inner, inner._lane, algorithm)
+            return
+        lane = resolve(provider).lane(alg)
+        if lane.software_only:
+            make = HASHLIB[alg]
+            self._set_direct(make(), lane, algorithm)
+            if algorithm.__class__ in _BY_CLASS:  # its class names its hash
+                self._direct[0][algorithm.__class__] = (lane, make, b"")
+            return
+        self._set_inner(_HashStream(algorithm, alg, provider), lane, algorithm)
 
     @classmethod
     def hash(cls, algorithm: HashAlgorithm, data: bytes) -> bytes:
@@ -113,25 +131,28 @@ class Hash(StreamContext):
         """The hash algorithm object given at construction."""
         return self._algorithm
 
+    @property
+    def verify(self) -> Any:
+        """A hash has no tag to check: like `cryptography`'s Hash, no ``verify``."""
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute 'verify'")
+
+
+HashContext.register(Hash)
+direct_construction(Hash)
+
+
+class _HashStream(StreamContext):
+    """A digest through the provider's engines: :class:`Hash`'s context off the direct path."""
+
+    __slots__ = ("_algorithm",)
+    _OWN_FIELDS = ("_algorithm",)
+
+    def __init__(self, algorithm: HashAlgorithm, alg: str, provider: Provider | None) -> None:
+        self._algorithm = algorithm
+        self._start(alg, provider)
+
     def _software(self):
         return HASHLIB[self._alg]()
-
-    def _first_software(self):
-        # Made at the first update, with its data: hashlib's constructor hashes a large buffer
-        # without allocating the per-object lock that a later update() needs (~1 us per op).
-        return _FRESH
-
-    def update(self, data: bytes) -> None:
-        """Add ``data`` to the message."""
-        if self._sw is _FRESH:
-            try:
-                self._sw = HASHLIB[self._alg](data)
-            except TypeError:
-                validate.byteslike("data", data)
-                raise
-            self._total = len(data)
-            return
-        StreamContext.update(self, data)
 
     def _software_final(self, ctx) -> bytes:
         return ctx.digest()
@@ -141,25 +162,15 @@ class Hash(StreamContext):
 
     def finalize(self) -> bytes:
         """The digest; the context cannot be used afterwards."""
-        sw = self._sw
-        if sw is None or self._spilled:
-            return self._finish()
-        # The software path of _finish, inlined: it is most of what a one-shot digest costs.
-        self._sw = None
-        self._done = True
-        out = (HASHLIB[self._alg]() if sw is _FRESH else sw).digest()
-        self._lane.count(self._total)
-        return out
+        return self._finish()
 
-    def copy(self) -> Hash:
+    def copy(self) -> _HashStream:
         """An independent context with the same data fed so far."""
-        if self._sw is _FRESH:
-            self._sw = HASHLIB[self._alg]()
         return self._fork()
 
 
-class _XofHash(Hash):
-    """SHAKE128/SHAKE256: as :class:`Hash`, with ``algorithm.digest_size`` bytes of output."""
+class _XofStream(_HashStream):
+    """SHAKE128/SHAKE256: as :class:`_HashStream`, with ``algorithm.digest_size`` bytes out."""
 
     __slots__ = ()
 
@@ -168,15 +179,6 @@ class _XofHash(Hash):
 
     def _op(self, data: bytes) -> HashOp:
         return HashOp(self._alg, "digest", data, self._algorithm.digest_size)
-
-    def finalize(self) -> bytes:
-        """The digest; the context cannot be used afterwards."""
-        if self._sw is _FRESH:
-            self._sw = HASHLIB[self._alg]()
-        return self._finish()
-
-
-HashContext.register(Hash)
 
 
 class XOFHash:

@@ -6,25 +6,43 @@ import hmac as _std_hmac
 from collections.abc import Iterable
 from typing import Any
 
-from cryptography.exceptions import UnsupportedAlgorithm, _Reasons
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives.hashes import HashAlgorithm, HashContext
 
 from cryptoffload import asyncio_lane, validate
+from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import MacContext
+from cryptoffload.directpath import direct_construction
+from cryptoffload.hashes import _BY_CLASS as _HASH_CLASSES
 from cryptoffload.names import HASH_NAMES, XOF_NAMES, hash_name
 from cryptoffload.ops import MacOp
 from cryptoffload.provider import Provider, checked_provider, resolve
 
 __all__ = ["HMAC", "digest_async", "digest_many"]
 
+try:  # what Python's hmac.new calls for a hash its OpenSSL has
+    from _hashlib import hmac_new as _openssl_hmac
+except ImportError:  # a Python built without OpenSSL: its hmac module (the stream below)
+    _openssl_hmac = None
 
-class HMAC(MacContext):
-    """A streaming HMAC: ``update``, then ``finalize`` (the tag) or ``verify`` (a tag given)."""
 
-    __slots__ = ("_algorithm", "_key")
-    _OWN_FIELDS = ("_algorithm", "_key")
+class HMAC(DirectDigest):
+    """A streaming HMAC: ``update``, then ``finalize`` (the tag) or ``verify`` (a tag given).
 
-    def __init__(
+    ``HMAC(key, algorithm, backend=None, *, provider=None)``. Where no engine claims the
+    algorithm, the context is Python's OpenSSL HMAC object on the direct path (DigestCore, see
+    :class:`cryptoffload.directpath.PureDigestCore`), made with the message's first update and
+    counted as one op when the message ends; otherwise the gathering or streaming context
+    (``_inner``) routes it through the provider.
+    """
+
+    __slots__ = ()
+    #: The direct path's (see PureDigestCore): the software-only lanes by hash class, each with
+    #: Python's OpenSSL HMAC constructor and its arguments (filled by :meth:`_init_slow` as it
+    #: makes contexts); the constructor takes the key and the algorithm, the maker the key.
+    _direct = ({}, 2, 1, "digest", InvalidSignature, MacContext._MISMATCH)
+
+    def _init_slow(
         self,
         key: bytes,
         algorithm: HashAlgorithm,
@@ -34,17 +52,49 @@ class HMAC(MacContext):
     ) -> None:
         validate.byteslike("key", key)
         base = _hmac_hash(algorithm)
-        self._key = bytes(key)
-        self._algorithm = algorithm
-        self._start(f"hmac-{base}", provider)
+        alg = f"hmac-{base}"
+        key = bytes(key)
+        provider = checked_provider(provider)
+        lane = resolve(provider).lane(alg)
+        if lane.software_only and _openssl_hmac is not None:
+            name = HASH_NAMES[base]
+            try:
+                ctx = _openssl_hmac(key, b"", name)
+            except ValueError:  # a hash Python's OpenSSL lacks: Python's hmac, below
+                pass
+            else:
+                self._set_direct(ctx, lane, algorithm)
+                if algorithm.__class__ in _HASH_CLASSES:  # its class names its hash
+                    self._direct[0][algorithm.__class__] = (lane, _openssl_hmac, b"", name)
+                return
+        self._set_inner(_HmacStream(key, algorithm, alg, provider), lane, algorithm)
 
     def __repr__(self) -> str:
-        return f"<HMAC {self._alg}>"
+        return f"<HMAC {self._lane.alg}>"
 
     @property
     def algorithm(self) -> HashAlgorithm:
         """The hash algorithm object given at construction."""
         return self._algorithm
+
+
+HashContext.register(HMAC)
+direct_construction(HMAC)
+
+
+class _HmacStream(MacContext):
+    """An HMAC through the provider's engines (or Python's hmac where `cryptography`'s HMAC
+    cannot serve): :class:`HMAC`'s context off the direct path."""
+
+    __slots__ = ("_algorithm", "_key")
+    _OWN_FIELDS = ("_algorithm", "_key")
+
+    def __init__(
+        self, key: bytes, algorithm: HashAlgorithm, alg: str, provider: Provider | None
+    ) -> None:
+        self._key = key
+        self._algorithm = algorithm
+        self._start(alg, provider)
 
     def _software(self):
         return _std_hmac.new(self._key, digestmod=HASH_NAMES[self._alg[5:]])
@@ -55,12 +105,9 @@ class HMAC(MacContext):
     def _op(self, data: bytes) -> MacOp:
         return MacOp(self._alg, "mac", self._key, data)
 
-    def copy(self) -> HMAC:
+    def copy(self) -> _HmacStream:
         """An independent context with the same key and data fed so far."""
         return self._fork()
-
-
-HashContext.register(HMAC)
 
 
 def _hmac_hash(algorithm: HashAlgorithm) -> str:

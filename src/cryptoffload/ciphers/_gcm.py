@@ -30,10 +30,11 @@ from cryptoffload import validate
 from cryptoffload._buffers import refuse_overlap
 from cryptoffload._stream import RETAIN_LIMIT
 from cryptoffload.ciphers._software import SoftwareStream, software_context
+from cryptoffload.directpath import AeadStreamCore
 from cryptoffload.ops import AeadOp
 from cryptoffload.provider import Lane
 
-__all__ = ["gcm_context"]
+__all__ = ["GcmDirectDecryptor", "GcmDirectEncryptor", "gcm_context"]
 
 log = logging.getLogger("cryptoffload")
 _FINALIZED = "Context was already finalized."
@@ -60,6 +61,8 @@ def gcm_context(cipher: Any, lane: Lane, encrypt: bool) -> Any:
             return (EngineGcmEncryptor if encrypt else EngineGcmDecryptor)(cipher, lane, *opened)
         declines = opened
     lane.allow_software(declines)  # a policy that requires offload refuses it now
+    if lane.software_only:  # no engine on the route: OpenSSL's context, counted when it ends
+        return (GcmDirectEncryptor if encrypt else GcmDirectDecryptor)(cipher, lane, encrypt)
     return (GcmEncryptor if encrypt else GcmDecryptor)(cipher, lane, encrypt, declines)
 
 
@@ -108,6 +111,71 @@ class GcmDecryptor(_GcmContext):
             return self._ctx.finalize_with_tag(tag)
         finally:
             self._done()
+
+
+class _GcmDirect(AeadStreamCore):
+    """Streaming GCM on OpenSSL where no engine claims it: AeadStreamCore's calls (compiled
+    where built, see :class:`cryptoffload.directpath.PureAeadStreamCore`), counted when the
+    stream ends; the calls it does not take come here, and behave as SoftwareStream's."""
+
+    __slots__ = ()
+
+    def __init__(self, cipher: Any, lane: Lane, encrypt: bool) -> None:
+        self._ctx = software_context(cipher, encrypt)
+        self._lane = lane
+        self._total = 0
+        self._counted = False
+        self._encrypt = encrypt
+
+    def _count(self) -> None:
+        if not self._counted:
+            self._counted = True
+            self._lane.count(self._total)
+
+    def _update_slow(self, data: Any) -> bytes:
+        out = self._ctx.update(data)
+        self._total += len(data)
+        return out
+
+    def _update_into_slow(self, data: Any, buf: Any) -> int:
+        n = self._ctx.update_into(data, buf)
+        self._total += len(data)
+        return n
+
+    def _aad_slow(self, data: Any) -> None:
+        self._ctx.authenticate_additional_data(data)
+
+    def _finalize_slow(self) -> bytes:
+        try:
+            return self._ctx.finalize()
+        finally:
+            self._count()
+
+    def reset_nonce(self, nonce: bytes) -> None:
+        self._ctx.reset_nonce(nonce)
+
+
+class GcmDirectEncryptor(_GcmDirect):
+    """A streaming GCM encryption on OpenSSL where no engine claims it; ``tag`` once finalized
+    (AeadStreamCore's)."""
+
+    __slots__ = ()
+
+
+class GcmDirectDecryptor(_GcmDirect):
+    """A streaming GCM decryption on OpenSSL where no engine claims it: the tag in the mode, or
+    to ``finalize_with_tag``."""
+
+    __slots__ = ()
+    finalize_with_tag = AeadStreamCore._finalize_with_tag
+
+    def _finalize_with_tag_slow(self, tag: bytes) -> bytes:
+        validate.byteslike("tag", tag)
+        validate.gcm_tag_length(len(tag))
+        try:
+            return self._ctx.finalize_with_tag(tag)
+        finally:
+            self._count()
 
 
 # ---------------------------------------------------------------------- on an engine
@@ -400,3 +468,5 @@ AEADEncryptionContext.register(GcmEncryptor)
 AEADDecryptionContext.register(GcmDecryptor)
 AEADEncryptionContext.register(EngineGcmEncryptor)
 AEADDecryptionContext.register(EngineGcmDecryptor)
+AEADEncryptionContext.register(GcmDirectEncryptor)
+AEADDecryptionContext.register(GcmDirectDecryptor)

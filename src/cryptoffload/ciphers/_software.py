@@ -11,17 +11,17 @@ from cryptography.hazmat.primitives.ciphers.modes import ModeWithAuthenticationT
 
 from cryptoffload.provider import Lane
 
-__all__ = ["SoftwareStream", "software_context"]
+__all__ = ["MAKE_CONTEXT", "SoftwareStream", "software_context"]
 
 try:  # what `cryptography`'s Cipher.encryptor and decryptor call
     from cryptography.hazmat.bindings._rust import openssl as _rust_openssl
 
-    _MAKE_CONTEXT: tuple[Any, Any] | None = (
+    MAKE_CONTEXT: tuple[Any, Any] | None = (
         _rust_openssl.ciphers.create_encryption_ctx,
         _rust_openssl.ciphers.create_decryption_ctx,
     )
 except (ImportError, AttributeError):  # another layout of `cryptography`: its Cipher, as before
-    _MAKE_CONTEXT = None
+    MAKE_CONTEXT = None
 
 
 def software_context(cipher: Any, encrypt: bool) -> Any:
@@ -32,15 +32,15 @@ def software_context(cipher: Any, encrypt: bool) -> Any:
     context comes from the call its ``encryptor`` makes, without a second ``Cipher`` checking
     the same things again (a microsecond of a per-message GCM stream's time).
     """
-    if _MAKE_CONTEXT is None:
+    if MAKE_CONTEXT is None:
         sw = _Cipher(cipher.algorithm, cipher.mode)
         return sw.encryptor() if encrypt else sw.decryptor()
     mode = cipher.mode
     if encrypt:
         if getattr(mode, "tag", None) is not None and isinstance(mode, ModeWithAuthenticationTag):
             raise ValueError("Authentication tag must be None when encrypting.")
-        return _MAKE_CONTEXT[0](cipher.algorithm, mode)
-    return _MAKE_CONTEXT[1](cipher.algorithm, mode)
+        return MAKE_CONTEXT[0](cipher.algorithm, mode)
+    return MAKE_CONTEXT[1](cipher.algorithm, mode)
 
 
 class SoftwareStream:

@@ -19,9 +19,9 @@ from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 from cryptoffload import modes, validate
 from cryptoffload._buffers import disjoint_input
 from cryptoffload.blocks import ivs
-from cryptoffload.ciphers._gcm import gcm_context
-from cryptoffload.ciphers._software import SoftwareStream, software_context
-from cryptoffload.directpath import TAIL, ChainedCore, DirectStreamCore
+from cryptoffload.ciphers._gcm import GcmDirectDecryptor, GcmDirectEncryptor, gcm_context
+from cryptoffload.ciphers._software import MAKE_CONTEXT, SoftwareStream, software_context
+from cryptoffload.directpath import TAIL, ChainedCore, CipherCore, DirectStreamCore
 from cryptoffload.dmabuffer import as_plain, claimed, involved, lease_of
 from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
 from cryptoffload.ops import CipherOp
@@ -61,6 +61,14 @@ _HOLDABLE = frozenset({"ecb", "cbc", "ctr"})
 #: chaining value) and the partial block itself (the compiled ChainedCore has its own copy).
 _TAIL = TAIL
 _NO_RESET = "This algorithm or mode does not support resetting the nonce."
+#: The modes whose AES contexts CipherCore's direct path makes (not XTS: its encryption checks
+#: the two keys differ; the others' checks are the mode's own).
+_DIRECT_MODES = frozenset({"ecb", "cbc", "ctr", "cfb", "cfb8", "ofb", "gcm"})
+#: CipherCore's tables (see PureCipherCore): mode class -> (mode name, algorithm class -> key
+#: length -> our name), filled as ciphers are made; our name -> the software-only lane its
+#: contexts were last made on.
+_DIRECT_TABLE: dict[type, tuple[str, dict[type, dict[int, str]]]] = {}
+_DIRECT_LANES: dict[str, Lane] = {}
 
 
 def _family(algorithm: Any) -> str | None:
@@ -91,15 +99,22 @@ def _algorithm_name(algorithm: Any, mode: Any, mode_name: str | None) -> str | N
     return f"{stem}-{mode_name}"
 
 
-class Cipher:
-    """``Cipher(algorithms.AES(key), modes.CBC(iv))``: make an ``encryptor()`` or ``decryptor()``.
+class Cipher(CipherCore):
+    """``Cipher(algorithm, mode)``: make an ``encryptor()`` or ``decryptor()``.
 
     ECB and CBC add no padding: the data must come to whole blocks by ``finalize``. The
     algorithm and mode are `cryptography`'s objects, checked with its own rules; an algorithm or
     mode cryptoffload does not offer raises UnsupportedAlgorithm when a context is asked for.
+
+    AES in the modes of ``_DIRECT_MODES`` construct on CipherCore's direct path once a first
+    cipher of the same classes and key length has been made here (see
+    :class:`cryptoffload.directpath.PureCipherCore`), and their contexts on a lane no engine
+    claims come from it too: the mode's own check, OpenSSL's context, no Python in between.
     """
 
-    def __init__(
+    __slots__ = ()
+
+    def _init_slow(
         self,
         algorithm: Any,
         mode: Any,
@@ -124,16 +139,17 @@ class Cipher:
         # A stream cipher's "mode" is its own name (chacha20, arc4): what the contexts go by.
         self._mode_name = self._alg if mode is None and self._alg is not None else mode_name
         self._provider = checked_provider(provider)
-
-    def encryptor(self) -> Any:
-        """A context that encrypts what is passed to ``update``."""
-        return self._context(encrypt=True)
-
-    def decryptor(self) -> Any:
-        """A context that decrypts what is passed to ``update``."""
-        return self._context(encrypt=False)
+        if (
+            mode_name in _DIRECT_MODES
+            and algorithm.__class__ in _AES
+            and algorithm.key.__class__ is bytes
+            and self._alg is not None
+        ):  # the classes and key length checked: CipherCore's construction takes them now
+            by_alg = _DIRECT_TABLE.setdefault(mode.__class__, (mode_name, {}))[1]
+            by_alg.setdefault(algorithm.__class__, {})[len(algorithm.key)] = self._alg
 
     def _context(self, encrypt: bool) -> Any:
+        """:meth:`encryptor` / :meth:`decryptor` off CipherCore's direct path."""
         if self._alg is None:
             raise UnsupportedAlgorithm(
                 f"cipher {getattr(self.algorithm, 'name', self.algorithm)!r} in mode "
@@ -149,6 +165,8 @@ class Cipher:
         # Held-back updates are recorded with tally, which does not fold: fold here, or the
         # record of a program that makes context after context would grow without bound.
         lane.fold_due()
+        if lane.software_only and self._mode_name in _DIRECT_MODES:
+            _DIRECT_LANES[self._alg] = lane  # CipherCore's contexts come from this lane now
         if self._mode_name == "gcm":
             # GHASH runs across calls: an engine that keeps it (open_aead_stream) or software.
             return gcm_context(self, lane, encrypt)
@@ -179,9 +197,9 @@ def _explain(algorithm: Any, mode: Any, mode_name: str | None) -> None:
 
 class _DirectContext(DirectStreamCore):
     """Only software takes this algorithm: stream through one OpenSSL context; count each update
-    that gives output. ``update`` and ``update_into`` with ``bytes`` (and a ``bytearray``) are
-    DirectStreamCore's (compiled where built, see cryptoffload.directpath); other buffers come
-    here."""
+    that gives output. ``update`` and ``update_into`` with ``bytes`` (and a ``bytearray``), and
+    ``finalize``, are DirectStreamCore's (compiled where built, see cryptoffload.directpath);
+    other buffers come here."""
 
     # _ctx, _lane: DirectStreamCore's.
     __slots__ = ()
@@ -213,9 +231,6 @@ class _DirectContext(DirectStreamCore):
         if n:
             self._lane.count(len(data))
         return n
-
-    def finalize(self) -> bytes:
-        return self._ctx.finalize()
 
     def reset_nonce(self, nonce: bytes) -> None:
         self._ctx.reset_nonce(nonce)
@@ -548,3 +563,12 @@ class _ChainedContext(ChainedCore):
 
 CipherContext.register(_DirectContext)
 CipherContext.register(_ChainedContext)
+if MAKE_CONTEXT is not None:  # another layout of `cryptography`: every Cipher the slow way
+    Cipher._direct = (
+        _DIRECT_TABLE,
+        _DIRECT_LANES,
+        *MAKE_CONTEXT,
+        _DirectContext,
+        GcmDirectEncryptor,
+        GcmDirectDecryptor,
+    )
