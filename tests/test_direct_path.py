@@ -11,7 +11,7 @@ from doubles import TakeAllEngine
 
 import cryptoffload
 from cryptoffload import Policy, Provider
-from cryptoffload.aead import AESGCM
+from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.counters import FOLD_AT
 
 KEY = bytes(range(16))
@@ -25,6 +25,10 @@ def default_software():
     cryptoffload.set_default_provider(provider)
     yield provider
     cryptoffload.set_default_provider(None)
+
+
+def sw_cell_of(provider: Provider, alg: str) -> dict:
+    return provider.counters.snapshot()["software"].get(alg, {})
 
 
 def sw_cell(provider: Provider) -> dict:
@@ -166,3 +170,52 @@ def test_into_calls_on_the_direct_path_match_cryptography_and_count_exactly():
     assert snap["software"]["aes-128-gcm"]["ops"] == 3
     assert snap["takeall"]["aes-128-gcm"]["declined"] == {"below-threshold": 3}
     assert engine.seen == []
+
+
+def _ours_run(fn) -> list[str]:
+    """The Python functions of cryptoffload that ``fn()`` runs."""
+    import os
+    import sys
+
+    ours = os.path.dirname(cryptoffload.__file__)
+    seen: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.startswith(ours):
+            seen.append(frame.f_code.co_qualname)
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+@pytest.mark.skipif(
+    not cryptoffload.directpath.COMPILED, reason="the compiled twin runs no Python by design"
+)
+def test_an_aesccm_op_on_the_direct_path_runs_no_python_of_ours(default_software):
+    ccm = AESCCM(KEY)
+    sealed = ccm.encrypt(NONCE, b"x" * 1400, None)
+    assert _ours_run(lambda: ccm.encrypt(NONCE, b"x" * 1400, None)) == []
+    assert _ours_run(lambda: ccm.decrypt(NONCE, sealed, None)) == []
+
+
+def test_aesccm_on_the_direct_path_matches_cryptography_and_says_what_is_wrong(default_software):
+    ccm, ref = AESCCM(KEY, tag_length=8), ref_aead.AESCCM(KEY, tag_length=8)
+    for nonce in (bytes(7), bytes(12), bytes(13)):
+        sealed = ccm.encrypt(nonce, b"data", b"aad")
+        assert sealed == ref.encrypt(nonce, b"data", b"aad")
+        assert ccm.decrypt(nonce, sealed, b"aad") == b"data"
+        buf = bytearray(4 + 8)
+        assert ccm.encrypt_into(nonce, b"data", b"aad", buf) == 12 and bytes(buf) == sealed
+    with pytest.raises(ValueError, match="Data too long for nonce"):
+        ccm.encrypt(bytes(13), bytes(1 << 16), None)  # 2 length bytes count up to 65535
+    with pytest.raises(ValueError, match="CCM nonce must be 7 to 13 bytes, got 14"):
+        ccm.encrypt(bytes(14), b"data", None)
+    with pytest.raises(TypeError, match="data must be bytes-like"):
+        ccm.encrypt(bytes(12), "text", None)
+    with pytest.raises(InvalidTag):
+        ccm.decrypt(bytes(12), bytes(12), None)
+    assert sw_cell_of(default_software, "aes-128-ccm")["ops"] == 10

@@ -1155,3 +1155,49 @@ def test_a_cipher_the_direct_path_does_not_know_is_made_the_slow_way(twin, in_fo
         cipher = cls(*args, **kwargs)
         assert cipher.seen == [("_init_slow", args, kwargs)]
         assert cipher._kind == 0
+
+
+CCM_CHECKS = [pytest.param(directpath.PureCcmCheck, id="pure")]
+if compiled is not None:
+    CCM_CHECKS.append(pytest.param(compiled.CcmCheck, id="compiled"))
+
+
+class FakeCcmOwner:
+    """What an AESCCM's ``_explain`` sees (and would raise for)."""
+
+    def __init__(self) -> None:
+        self.explained: list[tuple] = []
+
+    def _explain(self, nonce, data, aad, tag):
+        self.explained.append((len(nonce), len(data), tag))
+
+
+@pytest.mark.parametrize("check", CCM_CHECKS)
+def test_ccm_input_openssl_would_take_goes_straight_to_it(check):
+    owner, fake = FakeCcmOwner(), FakeOpenSSL()
+    ccm = check(owner, fake, 8)
+    assert ccm.encrypt(bytes(13), bytes(65535), None) == b"E" + bytes(65535)
+    assert ccm.decrypt(bytes(7), bytes(20), b"aad") == b"D" + bytes(20)
+    assert ccm.encrypt_into(bytes(12), b"x", None, bytearray(9)) == 9
+    assert owner.explained == [] and fake.calls == ["encrypt", "decrypt", "encrypt_into"]
+
+
+@pytest.mark.parametrize("check", CCM_CHECKS)
+def test_ccm_input_openssl_would_fail_on_is_explained_first(check):
+    owner, fake = FakeCcmOwner(), FakeOpenSSL()
+    ccm = check(owner, fake, 8)
+    ccm.encrypt(bytes(13), bytes(65536), None)  # the 2-byte length field counts to 65535
+    ccm.decrypt(bytes(13), bytes(65536 + 8), None)
+    ccm.encrypt(bytes(14), b"x", None)
+    ccm.encrypt(bytes(6), b"x", None)
+    ccm.decrypt(bytes(12), bytes(7), None)  # shorter than the tag
+    ccm.encrypt(bytes(12), bytearray(b"x"), None)
+    assert owner.explained == [
+        (13, 65536, 0),
+        (13, 65544, 8),
+        (14, 1, 0),
+        (6, 1, 0),
+        (12, 7, 8),
+        (12, 1, 0),
+    ]
+    assert len(fake.calls) == 6  # the stand-in owner raises nothing: OpenSSL's turn

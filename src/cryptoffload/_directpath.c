@@ -35,6 +35,7 @@ static PyObject *str_fold_due;
 static PyObject *str_update, *str_update_into, *str_slow_update, *str_slow_update_into;
 static PyObject *str_slow_encrypt, *str_slow_decrypt, *str_slow_encrypt_into,
     *str_slow_decrypt_into;
+static PyObject *str_explain;
 static PyObject *str_tag, *str_authenticate_additional_data, *str_finalize_with_tag,
     *str_slow_aad, *str_slow_finalize_with_tag, *str_validate_for_algorithm, *str_slow_context;
 static PyObject *str_direct, *str_key, *str_provider, *str_backend, *str_finalize, *str_verify,
@@ -2849,6 +2850,160 @@ static PyTypeObject CipherCoreType = {
     .tp_members = cipher_members,
 };
 
+/* -- CcmCheck: cryptography's AESCCM behind the checks OpenSSL does not make ------------ */
+
+/* cryptoffload.directpath.PureCcmCheck is its twin and documents the contract. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *owner; /* the AESCCM whose _explain says what is wrong */
+    PyObject *ccm;   /* cryptography's AESCCM */
+    Py_ssize_t tag_length;
+} CcmCheck;
+
+static int
+ccm_traverse(CcmCheck *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->owner);
+    Py_VISIT(self->ccm);
+    return 0;
+}
+
+static int
+ccm_clear(CcmCheck *self)
+{
+    Py_CLEAR(self->owner);
+    Py_CLEAR(self->ccm);
+    return 0;
+}
+
+static void
+ccm_dealloc(CcmCheck *self)
+{
+    PyObject_GC_UnTrack(self);
+    ccm_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+ccm_init(CcmCheck *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *owner, *ccm;
+    Py_ssize_t tag_length;
+    static char *names[] = {"owner", "ccm", "tag_length", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOn:CcmCheck", names, &owner, &ccm,
+                                     &tag_length))
+        return -1;
+    Py_INCREF(owner);
+    Py_XSETREF(self->owner, owner);
+    Py_INCREF(ccm);
+    Py_XSETREF(self->ccm, ccm);
+    self->tag_length = tag_length;
+    return 0;
+}
+
+/* Whether OpenSSL takes (nonce, data, aad) as they are: bytes, a nonce of 7 to 13 bytes whose
+ * length field counts the payload (data less `tag` bytes), lengths within AEAD_MAX. */
+static int
+ccm_taken(PyObject *const *args, Py_ssize_t tag)
+{
+    PyObject *nonce = args[0], *data = args[1], *aad = args[2];
+    if (!PyBytes_CheckExact(nonce) || !PyBytes_CheckExact(data)
+        || (aad != Py_None && !PyBytes_CheckExact(aad)))
+        return 0;
+    Py_ssize_t n = PyBytes_GET_SIZE(nonce), size = PyBytes_GET_SIZE(data);
+    Py_ssize_t payload = size - tag;
+    if (n < 7 || n > 13 || size > 0x7fffffff || payload < 0
+        || (aad != Py_None && PyBytes_GET_SIZE(aad) > 0x7fffffff))
+        return 0;
+    Py_ssize_t length_bytes = 15 - n; /* 2 to 8: below 8, the payload must fit them */
+    return length_bytes >= 8 || payload < ((Py_ssize_t)1 << (8 * length_bytes));
+}
+
+static PyObject *
+ccm_run(CcmCheck *self, PyObject *name, PyObject *const *args, Py_ssize_t nargs,
+        PyObject *kwnames, int decrypting)
+{
+    if (kwnames != NULL || nargs < 3 || nargs > 4) {
+        PyErr_Format(PyExc_TypeError, "%U takes (nonce, data, associated_data%s)", name,
+                     nargs == 4 ? ", buf" : "");
+        return NULL;
+    }
+    Py_ssize_t tag = decrypting ? self->tag_length : 0;
+    if (!ccm_taken(args, tag)) {
+        /* Our named checks say what is wrong (or find nothing: OpenSSL's call then). */
+        PyObject *given = PyLong_FromSsize_t(tag);
+        if (given == NULL)
+            return NULL;
+        PyObject *stack[6] = {NULL, self->owner, args[0], args[1], args[2], given};
+        PyObject *done = PyObject_VectorcallMethod(
+            str_explain, stack + 1, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        Py_DECREF(given);
+        if (done == NULL)
+            return NULL;
+        Py_DECREF(done);
+    }
+    PyObject *ccm = Py_NewRef(self->ccm);
+    PyObject *stack[6] = {NULL, ccm, args[0], args[1], args[2], nargs == 4 ? args[3] : NULL};
+    PyObject *out = PyObject_VectorcallMethod(name, stack + 1,
+                                              (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_DECREF(ccm);
+    return out;
+}
+
+static PyObject *
+ccm_encrypt(CcmCheck *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return ccm_run(self, str_encrypt, args, nargs, kwnames, 0);
+}
+
+static PyObject *
+ccm_decrypt(CcmCheck *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return ccm_run(self, str_decrypt, args, nargs, kwnames, 1);
+}
+
+static PyObject *
+ccm_encrypt_into(CcmCheck *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return ccm_run(self, str_encrypt_into, args, nargs, kwnames, 0);
+}
+
+static PyObject *
+ccm_decrypt_into(CcmCheck *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return ccm_run(self, str_decrypt_into, args, nargs, kwnames, 1);
+}
+
+static PyMethodDef ccm_methods[] = {
+    {"encrypt", (PyCFunction)(void (*)(void))ccm_encrypt, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("encrypt(nonce, data, associated_data): checked, then cryptography's")},
+    {"decrypt", (PyCFunction)(void (*)(void))ccm_decrypt, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("decrypt(nonce, data, associated_data): checked, then cryptography's")},
+    {"encrypt_into", (PyCFunction)(void (*)(void))ccm_encrypt_into,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("encrypt_into(nonce, data, associated_data, buf): checked, then cryptography's")},
+    {"decrypt_into", (PyCFunction)(void (*)(void))ccm_decrypt_into,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("decrypt_into(nonce, data, associated_data, buf): checked, then cryptography's")},
+    {NULL},
+};
+
+static PyTypeObject CcmCheckType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload._directpath.CcmCheck",
+    .tp_doc = PyDoc_STR("CcmCheck(owner, ccm, tag_length): cryptography's AESCCM behind the "
+                        "checks OpenSSL does not make (compiled)."),
+    .tp_basicsize = sizeof(CcmCheck),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)ccm_init,
+    .tp_dealloc = (destructor)ccm_dealloc,
+    .tp_traverse = (traverseproc)ccm_traverse,
+    .tp_clear = (inquiry)ccm_clear,
+    .tp_methods = ccm_methods,
+};
+
 /* -- module ----------------------------------------------------------------------------- */
 
 static PyObject *
@@ -2946,6 +3101,7 @@ PyInit__directpath(void)
     INTERN(str_slow_update_into, "_update_into_slow");
     INTERN(str_direct, "_direct");
     INTERN(str_tag, "tag");
+    INTERN(str_explain, "_explain");
     INTERN(str_authenticate_additional_data, "authenticate_additional_data");
     INTERN(str_finalize_with_tag, "finalize_with_tag");
     INTERN(str_slow_aad, "_aad_slow");
@@ -2965,7 +3121,8 @@ PyInit__directpath(void)
     if (PyType_Ready(&SizeLogType) < 0 || PyType_Ready(&LaneCoreType) < 0
         || PyType_Ready(&AeadCoreType) < 0 || PyType_Ready(&ChainedCoreType) < 0
         || PyType_Ready(&DirectStreamCoreType) < 0 || PyType_Ready(&DigestCoreType) < 0
-        || PyType_Ready(&AeadStreamCoreType) < 0 || PyType_Ready(&CipherCoreType) < 0)
+        || PyType_Ready(&AeadStreamCoreType) < 0 || PyType_Ready(&CipherCoreType) < 0
+        || PyType_Ready(&CcmCheckType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
@@ -3009,6 +3166,12 @@ PyInit__directpath(void)
     Py_INCREF(&CipherCoreType);
     if (PyModule_AddObject(module, "CipherCore", (PyObject *)&CipherCoreType) < 0) {
         Py_DECREF(&CipherCoreType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&CcmCheckType);
+    if (PyModule_AddObject(module, "CcmCheck", (PyObject *)&CcmCheckType) < 0) {
+        Py_DECREF(&CcmCheckType);
         Py_DECREF(module);
         return NULL;
     }

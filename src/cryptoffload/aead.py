@@ -15,7 +15,7 @@ from cryptoffload._buffers import disjoint_input, refuse_overlap
 from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.adaptive import Adaptive
 from cryptoffload.devicekey import DeviceKey
-from cryptoffload.directpath import AeadCore
+from cryptoffload.directpath import AeadCore, CcmCheck
 from cryptoffload.dmabuffer import as_plain, claimed, involved
 from cryptoffload.lane import SAMPLE_NOW
 from cryptoffload.names import aes_name
@@ -410,8 +410,13 @@ class AESCCM(_AeadBase):
         validate.ccm_tag_length(tag_length)
         super().__init__(key, tag_length, provider)
 
-    def _software(self) -> _CheckedCcm | None:
-        return None if isinstance(self._key, DeviceKey) else _CheckedCcm(self)
+    def _software(self) -> Any:
+        # OpenSSL fails a CCM payload too long for its nonce with an internal error rather
+        # than a ValueError: cryptography's AESCCM behind the checks (CcmCheck, compiled).
+        if isinstance(self._key, DeviceKey):
+            return None
+        ccm = _aead.AESCCM(self._key, tag_length=self._tag_length)
+        return CcmCheck(self, ccm, self._tag_length)
 
     def _explain(self, nonce: Any, data: Any, aad: Any, tag_length: int) -> None:
         validate.byteslike("data", data)
@@ -419,34 +424,6 @@ class AESCCM(_AeadBase):
             validate.byteslike("associated_data", aad)
         validate.aead_lengths(data, aad)
         validate.ccm_nonce(nonce, max(len(data) - tag_length, 0))
-
-
-class _CheckedCcm:
-    """`cryptography`'s AESCCM behind our checks: OpenSSL fails a CCM payload too long for its
-    nonce with an internal error rather than a ValueError, so the direct path checks first."""
-
-    __slots__ = ("_ccm", "_owner")
-
-    def __init__(self, owner: AESCCM) -> None:
-        self._owner = owner
-        self._ccm = _aead.AESCCM(owner._key, tag_length=owner._tag_length)
-
-    def encrypt(self, nonce: Any, data: Any, aad: Any) -> bytes:
-        self._owner._explain(nonce, data, aad, 0)
-        return self._ccm.encrypt(nonce, data, aad)
-
-    def encrypt_into(self, nonce: Any, data: Any, aad: Any, buf: Any) -> int:
-        self._owner._explain(nonce, data, aad, 0)
-        return self._ccm.encrypt_into(nonce, data, aad, buf)
-
-    def decrypt(self, nonce: Any, data: Any, aad: Any) -> bytes:
-        # The data ends with the tag: CCM's length limit is on what comes before it.
-        self._owner._explain(nonce, data, aad, self._owner._tag_length)
-        return self._ccm.decrypt(nonce, data, aad)
-
-    def decrypt_into(self, nonce: Any, data: Any, aad: Any, buf: Any) -> int:
-        self._owner._explain(nonce, data, aad, self._owner._tag_length)
-        return self._ccm.decrypt_into(nonce, data, aad, buf)
 
 
 class _FixedTagAead(_AeadBase):

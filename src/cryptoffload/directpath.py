@@ -46,6 +46,7 @@ __all__ = [
     "TAIL",
     "AeadCore",
     "AeadStreamCore",
+    "CcmCheck",
     "ChainedCore",
     "CipherCore",
     "DigestCore",
@@ -53,6 +54,7 @@ __all__ = [
     "LaneCore",
     "PureAeadCore",
     "PureAeadStreamCore",
+    "PureCcmCheck",
     "PureChainedCore",
     "PureCipherCore",
     "PureDigestCore",
@@ -756,6 +758,52 @@ def _cipher_spec(cls: type) -> tuple | None:
     return spec
 
 
+class PureCcmCheck:
+    """``CcmCheck(owner, ccm, tag_length)``: `cryptography`'s AESCCM (``ccm``) behind the
+    checks OpenSSL does not make (it fails a payload too long for the nonce's length field with
+    an internal error, not a ValueError). ``encrypt``, ``decrypt``, ``encrypt_into`` and
+    ``decrypt_into`` take ``(nonce, data, associated_data[, buf])``; unless the nonce, data and
+    associated data (or None) are ``bytes``, the nonce is 7 to 13 bytes long, its length field
+    counts the payload (data less ``tag_length`` when decrypting) and the lengths are within
+    2**31 - 1, ``owner._explain(nonce, data, aad, tag)`` runs first (our named checks, which
+    raise for what is wrong); then ``ccm``'s method of the same name."""
+
+    __slots__ = ("_ccm", "_owner", "_tag_length")
+
+    def __init__(self, owner: Any, ccm: Any, tag_length: int) -> None:
+        self._owner, self._ccm, self._tag_length = owner, ccm, tag_length
+
+    def _check(self, nonce: Any, data: Any, aad: Any, tag: int) -> None:
+        if (
+            nonce.__class__ is bytes
+            and data.__class__ is bytes
+            and (aad is None or aad.__class__ is bytes)
+            and 7 <= len(nonce) <= 13
+            and len(data) - tag >= 0
+            and len(data) <= 0x7FFFFFFF
+            and (aad is None or len(aad) <= 0x7FFFFFFF)
+            and (len(nonce) <= 7 or len(data) - tag < 1 << (8 * (15 - len(nonce))))
+        ):
+            return
+        self._owner._explain(nonce, data, aad, tag)
+
+    def encrypt(self, nonce: Any, data: Any, aad: Any) -> bytes:
+        self._check(nonce, data, aad, 0)
+        return self._ccm.encrypt(nonce, data, aad)
+
+    def decrypt(self, nonce: Any, data: Any, aad: Any) -> bytes:
+        self._check(nonce, data, aad, self._tag_length)
+        return self._ccm.decrypt(nonce, data, aad)
+
+    def encrypt_into(self, nonce: Any, data: Any, aad: Any, buf: Any) -> int:
+        self._check(nonce, data, aad, 0)
+        return self._ccm.encrypt_into(nonce, data, aad, buf)
+
+    def decrypt_into(self, nonce: Any, data: Any, aad: Any, buf: Any) -> int:
+        self._check(nonce, data, aad, self._tag_length)
+        return self._ccm.decrypt_into(nonce, data, aad, buf)
+
+
 def pure_direct_construction(cls: type) -> bool:
     """Make ``cls(...)`` construct through the compiled twin's vectorcall (nothing to do here:
     the pure twin's ``__init__`` is the direct path's construction)."""
@@ -794,6 +842,7 @@ DirectStreamCore: Any = _module.DirectStreamCore if _module is not None else Pur
 DigestCore: Any = _module.DigestCore if _module is not None else PureDigestCore
 AeadStreamCore: Any = _module.AeadStreamCore if _module is not None else PureAeadStreamCore
 CipherCore: Any = _module.CipherCore if _module is not None else PureCipherCore
+CcmCheck: Any = _module.CcmCheck if _module is not None else PureCcmCheck
 note_using: Any = _module.note_using if _module is not None else pure_note_using
 direct_construction: Any = (
     _module.direct_construction if _module is not None else pure_direct_construction
