@@ -697,6 +697,7 @@ def test_the_pure_twin_passes_the_direct_path_and_aead_suites():
         "tests/test_digest_direct_path.py",
         "tests/test_cipher_direct_path.py",
         "tests/test_vectors_hash_mac.py",
+        "tests/test_kdf.py",
     ]
     probe = "from cryptoffload import directpath; assert not directpath.COMPILED"
     subprocess.run([sys.executable, "-c", probe], env=env, check=True, cwd=ROOT)
@@ -1201,3 +1202,79 @@ def test_ccm_input_openssl_would_fail_on_is_explained_first(check):
         (12, 1, 0),
     ]
     assert len(fake.calls) == 6  # the stand-in owner raises nothing: OpenSSL's turn
+
+
+HKDF_CORES = [pytest.param(directpath.PureHkdfCore, id="pure")]
+if compiled is not None:
+    HKDF_CORES.append(pytest.param(compiled.HkdfCore, id="compiled"))
+
+
+class FakeHkdf:
+    """Stands in for `cryptography`'s HKDF: records what it was made with."""
+
+    made: list[tuple] = []
+
+    def __init__(self, algorithm, length, salt, info) -> None:
+        FakeHkdf.made.append((algorithm, length, salt, info))
+        self.length = length
+
+    def derive(self, key):
+        return b"K" * self.length
+
+
+def hkdf_class(core, lane):
+    def slow_init(self, *args, **kwargs):
+        self.seen = [("_init_slow", args, kwargs)]
+
+    def derive_slow(self, key):
+        return "slow"
+
+    cls = type(
+        "Hkdf",
+        (core,),
+        {
+            "__slots__": ("seen",),
+            "_direct": ({Algorithm: (lane, 32)}, FakeHkdf),
+            "_init_slow": slow_init,
+            "_derive_slow": derive_slow,
+        },
+    )
+    construct = NEW_CORES["compiled" if core is not directpath.PureHkdfCore else "pure"][3]
+    construct(cls)
+    return cls
+
+
+@pytest.mark.parametrize("core", HKDF_CORES)
+def test_hkdf_derives_with_cryptographys_and_records_each_hmac_op(core, in_force):
+    twin = TWINS[0].values[0] if core is directpath.PureHkdfCore else TWINS[-1].values[0]
+    lane = digest_lane(twin, in_force)
+    cls = hkdf_class(core, lane)
+    algorithm = Algorithm()
+    FakeHkdf.made = []
+    kdf = cls(algorithm, 70, info=b"info")
+    assert not hasattr(kdf, "seen")
+    assert kdf.derive(b"ikm") == b"K" * 70
+    assert FakeHkdf.made == [(algorithm, 70, None, b"info")]
+    # the extract (3 bytes of key material), then 3 blocks: info | i, then T(i-1) | info | i
+    assert lane.tally_q.drain() == [3, 5, 37, 37]
+    assert kdf.derive(b"ikm") == "slow"  # used: the slow path raises AlreadyFinalized
+    assert cls(algorithm, 70, None, None).derive(bytearray(b"ikm")) == "slow"
+
+
+@pytest.mark.parametrize("core", HKDF_CORES)
+def test_hkdf_the_direct_path_does_not_know_is_made_the_slow_way(core, in_force):
+    twin = TWINS[0].values[0] if core is directpath.PureHkdfCore else TWINS[-1].values[0]
+    lane = digest_lane(twin, in_force)
+    cls = hkdf_class(core, lane)
+    algorithm = Algorithm()
+    for args, kwargs in [
+        ((algorithm, 255 * 32 + 1, None, None), {}),  # longer than 255 blocks
+        ((algorithm, -1, None, None), {}),
+        ((algorithm, 16, "salt", None), {}),
+        ((object(), 16, None, None), {}),
+        ((algorithm, 16, None, None), {"provider": None}),
+        ((algorithm, 16), {"length": 16}),  # given twice
+    ]:
+        assert cls(*args, **kwargs).seen == [("_init_slow", args, kwargs)]
+    lane.direct_below = 0  # an engine takes the HMAC now
+    assert cls(algorithm, 16, None, None).seen[0][0] == "_init_slow"

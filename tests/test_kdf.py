@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.kdf import kbkdf as c_kbkdf
 from cryptography.hazmat.primitives.kdf import x963kdf as c_x963kdf
 from doubles import TakeAllEngine
 
-from cryptoffload import Policy, Provider, hashes, using
+from cryptoffload import Policy, Provider, directpath, hashes, using
 from cryptoffload.kdf import KeyDerivationFunction, concatkdf, hkdf, kbkdf, x963kdf
 from cryptoffload.ops import HashOp, MacOp
 
@@ -479,3 +479,79 @@ def test_no_key_material_salt_or_derived_key_shows_in_a_repr_or_an_error():
         texts.append(str(exc))
     assert len(texts) == 19
     assert not any(_leaks(t) for t in texts), texts
+
+
+# -- HKDF where no engine claims the HMAC: cryptography's HKDF, the ops counted as before --------
+
+
+@pytest.fixture
+def software_default():
+    import cryptoffload
+
+    provider = Provider([])
+    cryptoffload.set_default_provider(provider)
+    yield provider
+    cryptoffload.set_default_provider(None)
+
+
+@pytest.mark.skipif(not directpath.COMPILED, reason="the compiled twin runs no Python by design")
+def test_hkdf_on_a_software_only_lane_runs_no_python_of_ours(software_default):
+    import os
+    import sys
+
+    import cryptoffload
+
+    ours = os.path.dirname(cryptoffload.__file__)
+    seen: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.startswith(ours):
+            seen.append(frame.f_code.co_qualname)
+
+    def derive():
+        return hkdf.HKDF(hashes.SHA256(), 32, None, b"info").derive(bytes(32))
+
+    derive()  # the first HKDF of its hash is made the slow way, which opens the direct path
+    sys.setprofile(profile)
+    try:
+        derive()
+    finally:
+        sys.setprofile(None)
+    assert seen == []
+
+
+@pytest.mark.parametrize("algorithm", HASHES, ids=lambda a: a.name)
+@pytest.mark.parametrize("length", [0, 1, 32, 80])
+def test_hkdf_on_the_direct_path_counts_what_the_hmac_path_counts(
+    software_default, algorithm, length
+):
+    explicit = Provider([])  # a provider given: the HMAC path, op by op
+    for salt, info in [(None, None), (b"salt", b"info")]:
+        for _ in range(2):
+            ref = c_hkdf.HKDF(algorithm, length, salt, info).derive(b"ikm")
+            assert hkdf.HKDF(algorithm, length, salt, info).derive(b"ikm") == ref
+            kdf = hkdf.HKDF(algorithm, length, salt, info, provider=explicit)
+            assert kdf.derive(b"ikm") == ref
+    direct = software_default.counters.snapshot()["software"]
+    assert direct == explicit.counters.snapshot()["software"]
+    assert len(direct) == 1 and next(iter(direct)).startswith("hmac-")
+
+
+def test_hkdf_made_by_keyword_keeps_cryptographys_rules(software_default):
+    for _ in range(2):
+        kdf = hkdf.HKDF(algorithm=hashes.SHA256(), length=16, salt=b"s", info=b"i")
+        assert kdf.derive(b"ikm") == c_hkdf.HKDF(c_hashes.SHA256(), 16, b"s", b"i").derive(b"ikm")
+        with pytest.raises(AlreadyFinalized):
+            kdf.derive(b"ikm")
+        other = hkdf.HKDF(hashes.SHA256(), 16, b"s", b"i")
+        with pytest.raises(InvalidKey):
+            other.verify(b"ikm", bytes(16))
+        buf = bytearray(16)
+        assert hkdf.HKDF(hashes.SHA256(), 16, b"s", b"i").derive_into(b"ikm", buf) == 16
+        assert bytes(buf) == c_hkdf.HKDF(c_hashes.SHA256(), 16, b"s", b"i").derive(b"ikm")
+    with pytest.raises(ValueError, match="Cannot derive keys larger than"):
+        hkdf.HKDF(hashes.SHA256(), 255 * 32 + 1, None, None)
+    with pytest.raises(TypeError):
+        hkdf.HKDF(hashes.SHA256(), 16, "salt", None)
+    with pytest.raises(TypeError):
+        hkdf.HKDF(hashes.SHA256(), 16, None, None).derive("text")

@@ -35,7 +35,8 @@ static PyObject *str_fold_due;
 static PyObject *str_update, *str_update_into, *str_slow_update, *str_slow_update_into;
 static PyObject *str_slow_encrypt, *str_slow_decrypt, *str_slow_encrypt_into,
     *str_slow_decrypt_into;
-static PyObject *str_explain;
+static PyObject *str_explain, *str_derive, *str_slow_derive, *str_algorithm, *str_length,
+    *str_salt, *str_info;
 static PyObject *str_tag, *str_authenticate_additional_data, *str_finalize_with_tag,
     *str_slow_aad, *str_slow_finalize_with_tag, *str_validate_for_algorithm, *str_slow_context;
 static PyObject *str_direct, *str_key, *str_provider, *str_backend, *str_finalize, *str_verify,
@@ -3004,6 +3005,262 @@ static PyTypeObject CcmCheckType = {
     .tp_methods = ccm_methods,
 };
 
+/* -- HkdfCore: HKDF on a lane no engine claims ----------------------------------------- */
+
+/* cryptoffload.directpath.PureHkdfCore is its twin and documents the contract. The subclass
+ * names in `_direct` (lanes, maker): `lanes` maps a hash's class to (software-only lane of its
+ * HMAC, digest size); `maker` is cryptography's HKDF. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *algorithm; /* _algorithm */
+    PyObject *salt;      /* _salt */
+    PyObject *info;      /* _info */
+    PyObject *provider;  /* _provider */
+    PyObject *lane;      /* set by the direct construction only: the HMAC's lane */
+    PyObject *maker;
+    Py_ssize_t length;   /* _length */
+    Py_ssize_t digest_size;
+    char used;           /* _used */
+} HkdfCore;
+
+static int
+hkdf_traverse(HkdfCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->algorithm);
+    Py_VISIT(self->salt);
+    Py_VISIT(self->info);
+    Py_VISIT(self->provider);
+    Py_VISIT(self->lane);
+    Py_VISIT(self->maker);
+    return 0;
+}
+
+static int
+hkdf_clear(HkdfCore *self)
+{
+    Py_CLEAR(self->algorithm);
+    Py_CLEAR(self->salt);
+    Py_CLEAR(self->info);
+    Py_CLEAR(self->provider);
+    Py_CLEAR(self->lane);
+    Py_CLEAR(self->maker);
+    return 0;
+}
+
+static void
+hkdf_dealloc(HkdfCore *self)
+{
+    PyObject_GC_UnTrack(self);
+    hkdf_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef hkdf_members[] = {
+    {"_algorithm", T_OBJECT_EX, offsetof(HkdfCore, algorithm), 0, NULL},
+    {"_salt", T_OBJECT, offsetof(HkdfCore, salt), 0, NULL},
+    {"_info", T_OBJECT, offsetof(HkdfCore, info), 0, NULL},
+    {"_provider", T_OBJECT, offsetof(HkdfCore, provider), 0, NULL},
+    {"_length", T_PYSSIZET, offsetof(HkdfCore, length), 0, NULL},
+    {"_used", T_BOOL, offsetof(HkdfCore, used), 0, NULL},
+    {NULL},
+};
+
+/* HKDF's parameters by position: algorithm, length, salt, info, backend. */
+enum { H_ALGORITHM, H_LENGTH, H_SALT, H_INFO, H_BACKEND, H_PARAMS };
+static PyObject **const hkdf_names[H_PARAMS] = {&str_algorithm, &str_length, &str_salt,
+                                                &str_info, &str_backend};
+
+/* Places a keyword argument among HKDF's parameters: 1, or 0 for one the direct path does not
+ * take (provider=, an unknown name, one given twice). */
+static int
+hkdf_keyword(PyObject *name, PyObject *value, PyObject *slots[H_PARAMS])
+{
+    for (int i = 0; i < H_PARAMS; i++)
+        if (keyword_is(name, *hkdf_names[i])) {
+            if (slots[i] != NULL)
+                return 0;
+            slots[i] = value;
+            return 1;
+        }
+    return 0;
+}
+
+/* The direct construction from HKDF's parameters (NULL: not given): an algorithm of a hash
+ * class `lanes` knows, an int length from 0 to 255 digest sizes, salt and info bytes or None.
+ * 1 when taken, 0 for the slow path, -1 with an error set. */
+static int
+hkdf_make(HkdfCore *self, PyObject *slots[H_PARAMS])
+{
+    PyObject *spec = _PyType_Lookup(Py_TYPE(self), str_direct);
+    if (spec == NULL || !PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 2
+        || !PyDict_CheckExact(PyTuple_GET_ITEM(spec, 0)))
+        return 0;
+    PyObject *algorithm = slots[H_ALGORITHM], *length = slots[H_LENGTH];
+    PyObject *salt = slots[H_SALT] ? slots[H_SALT] : Py_None;
+    PyObject *info = slots[H_INFO] ? slots[H_INFO] : Py_None;
+    if (algorithm == NULL || length == NULL || !PyLong_CheckExact(length)
+        || (salt != Py_None && !PyBytes_CheckExact(salt))
+        || (info != Py_None && !PyBytes_CheckExact(info)))
+        return 0;
+    PyObject *entry = PyDict_GetItemWithError(PyTuple_GET_ITEM(spec, 0),
+                                              (PyObject *)Py_TYPE(algorithm));
+    if (entry == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2
+        || !PyObject_TypeCheck(PyTuple_GET_ITEM(entry, 0), &LaneCoreType)
+        || !PyLong_CheckExact(PyTuple_GET_ITEM(entry, 1)))
+        return 0;
+    LaneCore *core = (LaneCore *)PyTuple_GET_ITEM(entry, 0);
+    if (core->direct_below != -1 || core->direct_above != -1)
+        return 0;
+    int failed = 0;
+    PyObject *provider = in_force(NULL, &failed);
+    if (failed)
+        return -1;
+    if (provider == NULL || provider != core->provider)
+        return 0;
+    Py_ssize_t n = PyLong_AsSsize_t(length);
+    Py_ssize_t digest_size = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 1));
+    if ((n == -1 || digest_size == -1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (n < 0 || digest_size <= 0 || n > 255 * digest_size)
+        return 0;
+    Py_INCREF(algorithm);
+    Py_XSETREF(self->algorithm, algorithm);
+    Py_INCREF(salt);
+    Py_XSETREF(self->salt, salt);
+    Py_INCREF(info);
+    Py_XSETREF(self->info, info);
+    Py_XSETREF(self->provider, Py_NewRef(Py_None));
+    Py_INCREF(core);
+    Py_XSETREF(self->lane, (PyObject *)core);
+    Py_INCREF(PyTuple_GET_ITEM(spec, 1));
+    Py_XSETREF(self->maker, PyTuple_GET_ITEM(spec, 1));
+    self->length = n;
+    self->digest_size = digest_size;
+    self->used = 0;
+    return 1;
+}
+
+static int
+hkdf_init(HkdfCore *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *slots[H_PARAMS] = {NULL};
+    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+    int direct = nargs <= H_PARAMS;
+    for (Py_ssize_t i = 0; direct && i < nargs; i++)
+        slots[i] = PyTuple_GET_ITEM(args, i);
+    if (direct && kwds != NULL && PyDict_GET_SIZE(kwds)) {
+        Py_ssize_t pos = 0;
+        PyObject *name, *value;
+        while (direct && PyDict_Next(kwds, &pos, &name, &value))
+            direct = hkdf_keyword(name, value, slots);
+    }
+    int made = direct ? hkdf_make(self, slots) : 0;
+    if (made != 0)
+        return made < 0 ? -1 : 0;
+    Py_CLEAR(self->lane);
+    PyObject *init = PyObject_GetAttr((PyObject *)self, str_slow_init);
+    if (init == NULL)
+        return -1;
+    PyObject *done = PyObject_Call(init, args, kwds);
+    Py_DECREF(init);
+    if (done == NULL)
+        return -1;
+    Py_DECREF(done);
+    return 0;
+}
+
+/* cls(*args, **kw) for an HkdfCore class given to direct_construction (see digest_vectorcall). */
+static PyObject *
+hkdf_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyTypeObject *type = (PyTypeObject *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (type->tp_new != PyType_GenericNew || type->tp_init != (initproc)hkdf_init)
+        return call_as_type(callable, args, nargs, kwnames);
+    PyObject *slots[H_PARAMS] = {NULL};
+    int direct = nargs <= H_PARAMS;
+    for (Py_ssize_t i = 0; direct && i < nargs; i++)
+        slots[i] = args[i];
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; direct && i < nkw; i++)
+        direct = hkdf_keyword(PyTuple_GET_ITEM(kwnames, i), args[nargs + i], slots);
+    HkdfCore *self = (HkdfCore *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    int made = direct ? hkdf_make(self, slots) : 0;
+    if (made == 0) {
+        PyObject *done = slow(self, str_slow_init, args, nargs, kwnames);
+        made = done != NULL ? 1 : -1;
+        Py_XDECREF(done);
+    }
+    if (made < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *
+hkdf_derive(HkdfCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs != 1 || kwnames != NULL || !PyBytes_CheckExact(args[0]) || self->lane == NULL
+        || self->used || self->maker == NULL)
+        return slow(self, str_slow_derive, args, nargs, kwnames);
+    self->used = 1;
+    PyObject *stack[4] = {self->algorithm, PyLong_FromSsize_t(self->length), self->salt,
+                          self->info};
+    if (stack[1] == NULL)
+        return NULL;
+    PyObject *lane = Py_NewRef(self->lane);
+    PyObject *hkdf = PyObject_Vectorcall(self->maker, stack, 4, NULL);
+    Py_DECREF(stack[1]);
+    PyObject *out = NULL;
+    if (hkdf != NULL) {
+        out = PyObject_CallMethodOneArg(hkdf, str_derive, args[0]);
+        Py_DECREF(hkdf);
+    }
+    if (out != NULL) {
+        /* The HMAC ops the Python path would count: the extract of the key material, then
+         * one per block, T(i) = HMAC(prk, T(i-1) | info | i). */
+        Py_ssize_t info = self->info == Py_None ? 0 : PyBytes_GET_SIZE(self->info);
+        Py_ssize_t blocks = (self->length + self->digest_size - 1) / self->digest_size;
+        LaneCore *core = (LaneCore *)lane;
+        int done = lane_tally(core, PyBytes_GET_SIZE(args[0]));
+        for (Py_ssize_t i = 0; done == 0 && i < blocks; i++)
+            done = lane_tally(core, (i ? self->digest_size : 0) + info + 1);
+        if (done < 0)
+            Py_CLEAR(out);
+    }
+    Py_DECREF(lane);
+    return out;
+}
+
+static PyMethodDef hkdf_methods[] = {
+    {"derive", (PyCFunction)(void (*)(void))hkdf_derive, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("derive(key_material) -> the derived key (length bytes), once")},
+    {NULL},
+};
+
+static PyTypeObject HkdfCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload._directpath.HkdfCore",
+    .tp_doc = PyDoc_STR("HKDF on a lane no engine claims (compiled)."),
+    .tp_basicsize = sizeof(HkdfCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)hkdf_init,
+    .tp_dealloc = (destructor)hkdf_dealloc,
+    .tp_traverse = (traverseproc)hkdf_traverse,
+    .tp_clear = (inquiry)hkdf_clear,
+    .tp_methods = hkdf_methods,
+    .tp_members = hkdf_members,
+};
+
 /* -- module ----------------------------------------------------------------------------- */
 
 static PyObject *
@@ -3034,16 +3291,27 @@ configure(PyObject *module, PyObject *args)
 static PyObject *
 direct_construction(PyObject *module, PyObject *cls)
 {
-    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &DigestCoreType)) {
-        PyErr_SetString(PyExc_TypeError, "direct_construction takes a subclass of DigestCore");
+    PyTypeObject *type = (PyTypeObject *)cls;
+    vectorcallfunc call;
+    initproc init;
+    if (PyType_Check(cls) && PyType_IsSubtype(type, &DigestCoreType)) {
+        call = digest_vectorcall;
+        init = (initproc)digest_init;
+    }
+    else if (PyType_Check(cls) && PyType_IsSubtype(type, &HkdfCoreType)) {
+        call = hkdf_vectorcall;
+        init = (initproc)hkdf_init;
+    }
+    else {
+        PyErr_SetString(PyExc_TypeError,
+                        "direct_construction takes a subclass of DigestCore or HkdfCore");
         return NULL;
     }
-    PyTypeObject *type = (PyTypeObject *)cls;
-    /* Only a class that constructs as DigestCore does: no __new__ or __init__ of its own (one
-     * given later is seen by digest_vectorcall, which then calls as type does). */
-    if (type->tp_new != PyType_GenericNew || type->tp_init != (initproc)digest_init)
+    /* Only a class that constructs as its core does: no __new__ or __init__ of its own (one
+     * given later is seen by the vectorcall, which then calls as type does). */
+    if (type->tp_new != PyType_GenericNew || type->tp_init != init)
         Py_RETURN_FALSE;
-    type->tp_vectorcall = digest_vectorcall;
+    type->tp_vectorcall = call;
     Py_RETURN_TRUE;
 }
 
@@ -3057,8 +3325,8 @@ note_using(PyObject *module, PyObject *unused)
 static PyMethodDef module_methods[] = {
     {"direct_construction", direct_construction, METH_O,
      PyDoc_STR("direct_construction(cls) -> whether cls(...) now constructs through the "
-               "direct path's vectorcall (a DigestCore subclass with no __new__ or __init__ "
-               "of its own)")},
+               "direct path's vectorcall (a DigestCore or HkdfCore subclass with no __new__ "
+               "or __init__ of its own)")},
     {"note_using", note_using, METH_NOARGS,
      PyDoc_STR("note_using(): a `using` block is about to set the ContextVar (from now on the "
                "direct path looks it up)")},
@@ -3102,6 +3370,12 @@ PyInit__directpath(void)
     INTERN(str_direct, "_direct");
     INTERN(str_tag, "tag");
     INTERN(str_explain, "_explain");
+    INTERN(str_derive, "derive");
+    INTERN(str_slow_derive, "_derive_slow");
+    INTERN(str_algorithm, "algorithm");
+    INTERN(str_length, "length");
+    INTERN(str_salt, "salt");
+    INTERN(str_info, "info");
     INTERN(str_authenticate_additional_data, "authenticate_additional_data");
     INTERN(str_finalize_with_tag, "finalize_with_tag");
     INTERN(str_slow_aad, "_aad_slow");
@@ -3122,7 +3396,7 @@ PyInit__directpath(void)
         || PyType_Ready(&AeadCoreType) < 0 || PyType_Ready(&ChainedCoreType) < 0
         || PyType_Ready(&DirectStreamCoreType) < 0 || PyType_Ready(&DigestCoreType) < 0
         || PyType_Ready(&AeadStreamCoreType) < 0 || PyType_Ready(&CipherCoreType) < 0
-        || PyType_Ready(&CcmCheckType) < 0)
+        || PyType_Ready(&CcmCheckType) < 0 || PyType_Ready(&HkdfCoreType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
@@ -3172,6 +3446,12 @@ PyInit__directpath(void)
     Py_INCREF(&CcmCheckType);
     if (PyModule_AddObject(module, "CcmCheck", (PyObject *)&CcmCheckType) < 0) {
         Py_DECREF(&CcmCheckType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&HkdfCoreType);
+    if (PyModule_AddObject(module, "HkdfCore", (PyObject *)&HkdfCoreType) < 0) {
+        Py_DECREF(&HkdfCoreType);
         Py_DECREF(module);
         return NULL;
     }

@@ -51,6 +51,7 @@ __all__ = [
     "CipherCore",
     "DigestCore",
     "DirectStreamCore",
+    "HkdfCore",
     "LaneCore",
     "PureAeadCore",
     "PureAeadStreamCore",
@@ -59,6 +60,7 @@ __all__ = [
     "PureCipherCore",
     "PureDigestCore",
     "PureDirectStreamCore",
+    "PureHkdfCore",
     "PureLaneCore",
     "PureSizeLog",
     "SizeLog",
@@ -804,9 +806,104 @@ class PureCcmCheck:
         return self._ccm.decrypt_into(nonce, data, aad, buf)
 
 
+def _hkdf_arguments(
+    algorithm: Any, length: Any, salt: Any = None, info: Any = None, backend: Any = None
+) -> tuple:
+    return algorithm, length, salt, info
+
+
+class PureHkdfCore:
+    """HKDF whose HMAC no engine claims: `cryptography`'s HKDF does the work, and the HMAC ops
+    the extract-then-expand makes are recorded as the Python path counts them.
+
+    The subclass names in ``_direct`` ``(lanes, maker)``: ``lanes`` maps a hash's class to
+    (its HMAC's lane, its digest size), filled as the slow path makes HKDFs; ``maker`` is
+    `cryptography`'s HKDF. Construction takes this path for ``(algorithm, length, salt=None,
+    info=None, backend=None)`` (by position or keyword; no ``provider=``) when ``lanes`` knows
+    the algorithm's class, the lane is a :class:`LaneCore` on which every size is software's
+    whose provider is the one in force, ``length`` is an int from 0 to 255 digest sizes and
+    ``salt`` and ``info`` are ``bytes`` or None; it sets ``_algorithm``, ``_length``, ``_salt``,
+    ``_info``, ``_provider`` (None) and ``_used``. Else ``_init_slow(*args, **kwargs)``.
+
+    ``derive(key_material)`` with ``bytes``, once, on such an object: ``maker(algorithm,
+    length, salt, info).derive(key_material)``, then ``lane.tally`` of each HMAC op (the
+    extract, of the key material; per block i from 1, ``T(i-1) | info | i``), folding past
+    :data:`FOLD_AT`. Anything else goes to ``_derive_slow(key_material)``.
+    """
+
+    __slots__ = (
+        "_algorithm",
+        "_digest_size",
+        "_info",
+        "_lane",
+        "_length",
+        "_maker",
+        "_provider",
+        "_salt",
+        "_used",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._lane = None
+        if not self._make(args, kwargs):
+            self._lane = None
+            self._init_slow(*args, **kwargs)  # type: ignore[attr-defined]
+
+    def _make(self, args: tuple, kwargs: dict) -> bool:
+        spec = getattr(type(self), "_direct", None)
+        if spec.__class__ is not tuple or len(spec) != 2 or spec[0].__class__ is not dict:
+            return False
+        try:
+            algorithm, length, salt, info = _hkdf_arguments(*args, **kwargs)
+        except TypeError:
+            return False
+        if (
+            length.__class__ is not int
+            or (salt is not None and salt.__class__ is not bytes)
+            or (info is not None and info.__class__ is not bytes)
+        ):
+            return False
+        entry = spec[0].get(algorithm.__class__)
+        if entry.__class__ is not tuple or len(entry) != 2:
+            return False
+        lane, digest_size = entry
+        if (
+            not isinstance(lane, PureLaneCore)
+            or lane.direct_below != -1
+            or lane.direct_above != -1
+            or (_using() or DEFAULT_BOX[0]) is not lane.provider
+            or digest_size.__class__ is not int
+            or not 0 <= length <= 255 * digest_size
+        ):
+            return False
+        self._algorithm, self._length, self._salt, self._info = algorithm, length, salt, info
+        self._provider, self._used = None, False
+        self._lane, self._digest_size, self._maker = lane, digest_size, spec[1]
+        return True
+
+    def derive(self, key_material: bytes) -> bytes:
+        """The derived key (``length`` bytes), once."""
+        if key_material.__class__ is not bytes or self._lane is None or self._used:
+            return self._derive_slow(key_material)  # type: ignore[attr-defined]
+        self._used = True
+        lane = self._lane
+        out = self._maker(self._algorithm, self._length, self._salt, self._info).derive(
+            key_material
+        )
+        info = len(self._info) if self._info is not None else 0
+        blocks = -(-self._length // self._digest_size)
+        lane.tally(len(key_material))
+        for i in range(blocks):
+            lane.tally((self._digest_size if i else 0) + info + 1)
+        if len(lane.tally_q) > FOLD_AT:
+            lane.fold_due()
+        return out
+
+
 def pure_direct_construction(cls: type) -> bool:
-    """Make ``cls(...)`` construct through the compiled twin's vectorcall (nothing to do here:
-    the pure twin's ``__init__`` is the direct path's construction)."""
+    """Make ``cls(...)`` (a DigestCore or HkdfCore subclass) construct through the compiled
+    twin's vectorcall (nothing to do here: the pure twin's ``__init__`` is the direct path's
+    construction)."""
     return False
 
 
@@ -843,6 +940,7 @@ DigestCore: Any = _module.DigestCore if _module is not None else PureDigestCore
 AeadStreamCore: Any = _module.AeadStreamCore if _module is not None else PureAeadStreamCore
 CipherCore: Any = _module.CipherCore if _module is not None else PureCipherCore
 CcmCheck: Any = _module.CcmCheck if _module is not None else PureCcmCheck
+HkdfCore: Any = _module.HkdfCore if _module is not None else PureHkdfCore
 note_using: Any = _module.note_using if _module is not None else pure_note_using
 direct_construction: Any = (
     _module.direct_construction if _module is not None else pure_direct_construction

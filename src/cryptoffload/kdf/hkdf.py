@@ -6,20 +6,36 @@ from typing import Any
 
 from cryptography.hazmat.primitives.hashes import HashAlgorithm
 from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF as _OpenSSLHKDF
 
+from cryptoffload.directpath import HkdfCore, direct_construction
+from cryptoffload.hashes import _BY_CLASS as _HASH_CLASSES
 from cryptoffload.hmac import HMAC
 from cryptoffload.kdf._base import USIZE_MAX, OneShotKDF, material, optional_bytes, size
-from cryptoffload.provider import Provider, checked_provider
+from cryptoffload.provider import Provider, checked_provider, resolve
 
 __all__ = ["HKDF", "HKDFExpand"]
 
 
-class HKDF(OneShotKDF):
-    """HKDF extract-then-expand: ``length`` bytes from key material, ``salt`` and ``info``."""
+class HKDF(HkdfCore):
+    """HKDF extract-then-expand: ``length`` bytes from key material, ``salt`` and ``info``.
 
-    __slots__ = ("_algorithm", "_info", "_salt")
+    Where no engine claims the hash's HMAC, HkdfCore's direct path (see
+    :class:`cryptoffload.directpath.PureHkdfCore`) has `cryptography`'s HKDF derive the key and
+    records the HMAC ops below as they would be counted; otherwise each is an HMAC op of the
+    provider."""
 
-    def __init__(
+    __slots__ = ()
+    #: The direct path's (see PureHkdfCore): hash class -> (its HMAC's lane, digest size),
+    #: filled by :meth:`_init_slow`; `cryptography`'s HKDF.
+    _direct = ({}, _OpenSSLHKDF)
+    derive_into = OneShotKDF.derive_into
+    verify = OneShotKDF.verify
+    _begin = OneShotKDF._begin
+    _claim = OneShotKDF._claim
+    __repr__ = OneShotKDF.__repr__
+
+    def _init_slow(
         self,
         algorithm: HashAlgorithm,
         length: int,
@@ -37,6 +53,20 @@ class HKDF(OneShotKDF):
         self._length = length
         self._provider = checked_provider(provider)
         self._used = False
+        cls = algorithm.__class__
+        if provider is None and cls in _HASH_CLASSES:  # HkdfCore's construction may take it
+            lane = resolve(None).lane(f"hmac-{_HASH_CLASSES[cls]}")
+            known = self._direct[0].get(cls)
+            if not lane.software_only or (known is not None and known[0] is lane):
+                return
+            try:  # `cryptography`'s HKDF must take the hash, as our HMAC does
+                _OpenSSLHKDF(algorithm, length, self._salt, self._info)
+            except Exception:
+                return
+            self._direct[0][cls] = (lane, algorithm.digest_size)
+
+    def _derive_slow(self, key_material: bytes) -> bytes:
+        return OneShotKDF.derive(self, key_material)
 
     @staticmethod
     def extract(
@@ -87,6 +117,7 @@ class HKDFExpand(OneShotKDF):
 
 
 KeyDerivationFunction.register(HKDF)
+direct_construction(HKDF)
 KeyDerivationFunction.register(HKDFExpand)
 
 
