@@ -1278,3 +1278,39 @@ def test_hkdf_the_direct_path_does_not_know_is_made_the_slow_way(core, in_force)
         assert cls(*args, **kwargs).seen == [("_init_slow", args, kwargs)]
     lane.direct_below = 0  # an engine takes the HMAC now
     assert cls(algorithm, 16, None, None).seen[0][0] == "_init_slow"
+
+
+@pytest.mark.skipif(compiled is None, reason="the compiled twin is not built here")
+def test_own_methods_gives_a_subclass_the_compiled_methods_it_does_not_define():
+    class Base(compiled.DigestCore):
+        __slots__ = ()
+
+        def finalize(self):  # defined in Python: left as it is
+            return "python"
+
+    class Leaf(Base):
+        __slots__ = ()
+
+    assert compiled.own_methods(Leaf) == 3  # update, verify, copy
+    assert Leaf.__dict__["update"].__objclass__ is Leaf
+    assert "finalize" not in Leaf.__dict__ and Leaf.finalize is Base.__dict__["finalize"]
+    assert compiled.own_methods(Leaf) == 0  # its own already
+    with pytest.raises(TypeError):
+        compiled.own_methods(object())
+
+
+def test_the_librarys_classes_call_their_compiled_methods_as_their_own():
+    from cryptoffload import aead, cmac, hashes, hmac
+    from cryptoffload.ciphers import base
+
+    for cls, name in [
+        (hmac.HMAC, "update"),
+        (hashes.Hash, "finalize"),
+        (cmac.CMAC, "verify"),
+        (aead.AESGCM, "encrypt"),
+        (base.Cipher, "encryptor"),
+        (base._DirectContext, "update_into"),
+    ]:
+        method = getattr(cls, name)
+        own = getattr(method, "__objclass__", cls)
+        assert own is cls or not directpath.COMPILED, (cls, name, own)

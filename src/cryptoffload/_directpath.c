@@ -42,6 +42,9 @@ static PyObject *str_tag, *str_authenticate_additional_data, *str_finalize_with_
 static PyObject *str_direct, *str_key, *str_provider, *str_backend, *str_finalize, *str_verify,
     *str_copy, *str_slow_init, *str_slow_finalize, *str_slow_verify, *str_slow_copy;
 
+/* Sizes a record holds before it is folded (counters.FOLD_AT; a test checks they agree). */
+#define FOLD_AT 4096
+
 /* -- SizeLog: the counters' record of operation sizes ------------------------------------ */
 
 typedef struct {
@@ -58,7 +61,7 @@ static int set_size(Py_ssize_t *field, PyObject *value, const char *name);
 static int
 sizelog_grow(SizeLog *log)
 {
-    Py_ssize_t cap = log->cap ? log->cap * 2 : 256;
+    Py_ssize_t cap = log->cap ? log->cap * 2 : FOLD_AT + 16;
     Py_ssize_t *items = PyMem_Resize(log->items, Py_ssize_t, cap);
     if (items == NULL) {
         PyErr_NoMemory();
@@ -936,8 +939,6 @@ static PyTypeObject AeadCoreType = {
 
 /* Input bytes a held-back stream keeps: directpath.TAIL (a test checks that both agree). */
 #define TAIL 31
-/* Sizes a record holds before it is folded (counters.FOLD_AT; a test checks they agree). */
-#define FOLD_AT 4096
 /* The output tail CBC encryption keeps: its chaining value (a block of AES). */
 #define OUT_TAIL 16
 
@@ -3315,6 +3316,49 @@ direct_construction(PyObject *module, PyObject *cls)
     Py_RETURN_TRUE;
 }
 
+/* own_methods(cls): the compiled methods cls inherits from a core, given again as descriptors
+ * of cls itself. The interpreter specializes a call of a method descriptor only for an object
+ * of exactly the descriptor's class: a core's own descriptors leave every call of a subclass's
+ * objects on the generic path. A method cls (or a class between) defines in Python is left. */
+static PyObject *
+own_methods(PyObject *module, PyObject *cls)
+{
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "own_methods takes a class");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)cls;
+    PyTypeObject *const cores[] = {&AeadCoreType,   &ChainedCoreType,    &DirectStreamCoreType,
+                                   &DigestCoreType, &AeadStreamCoreType, &CipherCoreType,
+                                   &HkdfCoreType,   &CcmCheckType};
+    int given = 0;
+    for (size_t c = 0; c < sizeof(cores) / sizeof(cores[0]); c++) {
+        PyTypeObject *core = cores[c];
+        if (type == core || !PyType_IsSubtype(type, core))
+            continue;
+        for (PyMethodDef *def = core->tp_methods; def != NULL && def->ml_name != NULL; def++) {
+            PyObject *name = PyUnicode_InternFromString(def->ml_name);
+            if (name == NULL)
+                return NULL;
+            PyObject *found = _PyType_Lookup(type, name); /* borrowed */
+            int inherited = found != NULL && Py_IS_TYPE(found, &PyMethodDescr_Type)
+                            && ((PyMethodDescrObject *)found)->d_method == def
+                            && ((PyMethodDescrObject *)found)->d_common.d_type != type;
+            int failed = 0;
+            if (inherited) {
+                PyObject *descr = PyDescr_NewMethod(type, def);
+                failed = descr == NULL || PyObject_SetAttr(cls, name, descr) < 0;
+                Py_XDECREF(descr);
+                given++;
+            }
+            Py_DECREF(name);
+            if (failed)
+                return NULL;
+        }
+    }
+    return PyLong_FromLong(given);
+}
+
 static PyObject *
 note_using(PyObject *module, PyObject *unused)
 {
@@ -3327,6 +3371,9 @@ static PyMethodDef module_methods[] = {
      PyDoc_STR("direct_construction(cls) -> whether cls(...) now constructs through the "
                "direct path's vectorcall (a DigestCore or HkdfCore subclass with no __new__ "
                "or __init__ of its own)")},
+    {"own_methods", own_methods, METH_O,
+     PyDoc_STR("own_methods(cls) -> how many compiled methods cls inherits from a core were "
+               "given again as cls's own descriptors (so that calls of them specialize)")},
     {"note_using", note_using, METH_NOARGS,
      PyDoc_STR("note_using(): a `using` block is about to set the ContextVar (from now on the "
                "direct path looks it up)")},

@@ -15,7 +15,7 @@ from cryptoffload._buffers import disjoint_input, refuse_overlap
 from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.adaptive import Adaptive
 from cryptoffload.devicekey import DeviceKey
-from cryptoffload.directpath import AeadCore, CcmCheck
+from cryptoffload.directpath import AeadCore, CcmCheck, own_methods
 from cryptoffload.dmabuffer import as_plain, claimed, involved
 from cryptoffload.lane import SAMPLE_NOW
 from cryptoffload.names import aes_name
@@ -629,6 +629,10 @@ class AESSIV(_FixedTagAead):
         answers = lane.run_batch([op for op in ops if not isinstance(op, Exception)])
         it = iter(answers)
         return [op if isinstance(op, Exception) else next(it) for op in ops]
+
+
+for _cls in (AESGCM, AESCCM, ChaCha20Poly1305, AESOCB3, AESGCMSIV, AESSIV):
+    own_methods(_cls)  # calls of the compiled methods specialize for these classes' objects
 
 
 def _items(associated_data: Any) -> tuple[Any, ...] | None:

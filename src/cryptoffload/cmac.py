@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.ciphers import BlockCipherAlgorithm, algorit
 from cryptoffload import validate
 from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import MacContext
-from cryptoffload.directpath import direct_construction
+from cryptoffload.directpath import direct_construction, own_methods
 from cryptoffload.ops import MacOp
 from cryptoffload.provider import Provider, checked_provider, resolve
 
@@ -69,6 +69,7 @@ class CMAC(DirectDigest):
 
 
 direct_construction(CMAC)
+own_methods(CMAC)
 
 
 class _CmacStream(MacContext):

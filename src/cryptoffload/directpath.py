@@ -67,6 +67,7 @@ __all__ = [
     "compiled_module",
     "direct_construction",
     "note_using",
+    "own_methods",
 ]
 
 #: The ``using`` blocks' Provider (a context variable: each thread and task has its own). Typed
@@ -907,6 +908,12 @@ def pure_direct_construction(cls: type) -> bool:
     return False
 
 
+def pure_own_methods(cls: type) -> int:
+    """Give ``cls`` the compiled methods it inherits from a core as its own descriptors, so
+    that the interpreter specializes calls of them (nothing to do for the pure twin)."""
+    return 0
+
+
 def compiled_module() -> Any:
     """The compiled module, configured, or None (not built here, or not wanted)."""
     if os.environ.get("CRYPTOFFLOAD_PURE_PYTHON", "") not in ("", "0"):
@@ -945,3 +952,4 @@ note_using: Any = _module.note_using if _module is not None else pure_note_using
 direct_construction: Any = (
     _module.direct_construction if _module is not None else pure_direct_construction
 )
+own_methods: Any = _module.own_methods if _module is not None else pure_own_methods

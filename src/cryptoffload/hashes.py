@@ -34,7 +34,7 @@ from cryptography.hazmat.primitives.hashes import XOFHash as _OpenSSLXOFHash
 from cryptoffload import asyncio_lane, validate
 from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import StreamContext
-from cryptoffload.directpath import direct_construction
+from cryptoffload.directpath import direct_construction, own_methods
 from cryptoffload.dmabuffer import as_plain, claimed, lease_of
 from cryptoffload.names import HASH_CLASSES, HASHLIB, XOF_NAMES, hash_name
 from cryptoffload.ops import HashOp
@@ -139,6 +139,7 @@ class Hash(DirectDigest):
 
 HashContext.register(Hash)
 direct_construction(Hash)
+own_methods(Hash)
 
 
 class _HashStream(StreamContext):

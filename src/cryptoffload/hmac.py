@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.hashes import HashAlgorithm, HashContext
 from cryptoffload import asyncio_lane, validate
 from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import MacContext
-from cryptoffload.directpath import direct_construction
+from cryptoffload.directpath import direct_construction, own_methods
 from cryptoffload.hashes import _BY_CLASS as _HASH_CLASSES
 from cryptoffload.names import HASH_NAMES, XOF_NAMES, hash_name
 from cryptoffload.ops import MacOp
@@ -80,6 +80,7 @@ class HMAC(DirectDigest):
 
 HashContext.register(HMAC)
 direct_construction(HMAC)
+own_methods(HMAC)
 
 
 class _HmacStream(MacContext):

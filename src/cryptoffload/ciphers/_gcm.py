@@ -30,7 +30,7 @@ from cryptoffload import validate
 from cryptoffload._buffers import refuse_overlap
 from cryptoffload._stream import RETAIN_LIMIT
 from cryptoffload.ciphers._software import SoftwareStream, software_context
-from cryptoffload.directpath import AeadStreamCore
+from cryptoffload.directpath import AeadStreamCore, own_methods
 from cryptoffload.ops import AeadOp
 from cryptoffload.provider import Lane
 
@@ -470,3 +470,8 @@ AEADEncryptionContext.register(EngineGcmEncryptor)
 AEADDecryptionContext.register(EngineGcmDecryptor)
 AEADEncryptionContext.register(GcmDirectEncryptor)
 AEADDecryptionContext.register(GcmDirectDecryptor)
+own_methods(GcmDirectEncryptor)
+own_methods(GcmDirectDecryptor)  # calls of the compiled methods specialize for their objects
+GcmDirectDecryptor.finalize_with_tag = GcmDirectDecryptor.__dict__.get(
+    "_finalize_with_tag", AeadStreamCore._finalize_with_tag
+)

@@ -21,7 +21,7 @@ from cryptoffload._buffers import disjoint_input
 from cryptoffload.blocks import ivs
 from cryptoffload.ciphers._gcm import GcmDirectDecryptor, GcmDirectEncryptor, gcm_context
 from cryptoffload.ciphers._software import MAKE_CONTEXT, SoftwareStream, software_context
-from cryptoffload.directpath import TAIL, ChainedCore, CipherCore, DirectStreamCore
+from cryptoffload.directpath import TAIL, ChainedCore, CipherCore, DirectStreamCore, own_methods
 from cryptoffload.dmabuffer import as_plain, claimed, involved, lease_of
 from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
 from cryptoffload.ops import CipherOp
@@ -563,6 +563,8 @@ class _ChainedContext(ChainedCore):
 
 CipherContext.register(_DirectContext)
 CipherContext.register(_ChainedContext)
+for _cls in (Cipher, _DirectContext, _ChainedContext):
+    own_methods(_cls)  # calls of the compiled methods specialize for these classes' objects
 if MAKE_CONTEXT is not None:  # another layout of `cryptography`: every Cipher the slow way
     Cipher._direct = (
         _DIRECT_TABLE,

@@ -8,7 +8,7 @@ from cryptography.hazmat.primitives.hashes import HashAlgorithm
 from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF as _OpenSSLHKDF
 
-from cryptoffload.directpath import HkdfCore, direct_construction
+from cryptoffload.directpath import HkdfCore, direct_construction, own_methods
 from cryptoffload.hashes import _BY_CLASS as _HASH_CLASSES
 from cryptoffload.hmac import HMAC
 from cryptoffload.kdf._base import USIZE_MAX, OneShotKDF, material, optional_bytes, size
@@ -118,6 +118,7 @@ class HKDFExpand(OneShotKDF):
 
 KeyDerivationFunction.register(HKDF)
 direct_construction(HKDF)
+own_methods(HKDF)
 KeyDerivationFunction.register(HKDFExpand)
 
 
