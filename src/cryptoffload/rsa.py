@@ -19,12 +19,13 @@ from cryptography.hazmat.primitives.asymmetric.rsa import (
 from cryptography.hazmat.primitives.asymmetric.utils import NoDigestInfo, Prehashed
 
 from cryptoffload import asyncio_lane, validate
-from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
+from cryptoffload._keys import _OFFERED, PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.blocks import pkcs1
+from cryptoffload.counters import FOLD_AT
 from cryptoffload.errors import OffloadRequired
 from cryptoffload.ops import RsaOp
-from cryptoffload.provider import Provider
+from cryptoffload.provider import Provider, resolve
 
 __all__ = [
     "AsymmetricPadding",
@@ -44,6 +45,20 @@ __all__ = [
     "rsa_recover_prime_factors",
     "rsa_recover_private_exponent",
 ]
+
+#: Our names of RSA public keys' ops by key size (made once: verify asks per op).
+_PUBLIC_NAMES: dict[int, str] = {}
+_PKCS1v15, _PSS, _MGF1 = padding.PKCS1v15, padding.PSS, padding.MGF1
+
+
+def _count(lane: Any) -> None:
+    """One op software did, as Lane.count records it (folding a long record)."""
+    tally = lane.tally_q
+    tally.append(0)
+    if len(tally) > FOLD_AT:
+        lane.fold_due()
+
+
 #: `cryptography`'s modular inverse (its own tests read it).
 __all__ += ["_modinv"]
 
@@ -144,12 +159,36 @@ class RSAPublicKey(PublicKey):
 
     @property
     def _alg(self) -> str:
-        return f"rsa-{self._key.key_size}-public"
+        bits = self._key.key_size
+        name = _PUBLIC_NAMES.get(bits)
+        if name is None:
+            name = _PUBLIC_NAMES[bits] = f"rsa-{bits}-public"
+        return name
 
     def verify(self, signature: bytes, data: bytes, padding: Any, algorithm: Any) -> None:
         """Raise InvalidSignature unless ``signature`` signs ``data`` hashed with ``algorithm``."""
+        key = self._key
+        lane = resolve(self._provider).lane(self._alg)
+        pad = padding.__class__
+        if (
+            lane.software_only
+            and data.__class__ is bytes
+            and signature.__class__ is bytes
+            and algorithm.__class__ in _OFFERED
+            and (pad is _PKCS1v15 or (pad is _PSS and padding._mgf.__class__ is _MGF1))
+        ):
+            # Every check of the path below holds for these: `cryptography` verifies at once
+            # (a signature of another length than the key's: InvalidSignature, as below).
+            try:
+                if len(signature) != (key.key_size + 7) // 8:
+                    raise InvalidSignature
+                key.verify(signature, data, padding, algorithm)
+            except InvalidSignature:
+                _count(lane)
+                raise
+            _count(lane)
+            return
         validate.byteslike("data", data)
-        lane = self._lane(self._alg)
         if isinstance(algorithm, NoDigestInfo):  # no op carries it: software finishes it
             _in_software(lane)
         if lane.software_only or isinstance(algorithm, NoDigestInfo):
