@@ -859,7 +859,7 @@ def digest_class(twin: Twin):
     cls = type(
         f"{twin.name}Mac",
         (core, _SlowDigest),
-        {"__slots__": ("seen",), "_direct": ({}, 2, 1, "digest", MismatchError, "no match")},
+        {"__slots__": ("seen",), "_direct_path": ({}, 2, 1, "digest", MismatchError, "no match")},
     )
     assert construct(cls) is (twin.name == "compiled")
     return cls
@@ -893,7 +893,7 @@ def in_force():
 def test_a_digest_context_is_made_with_its_first_data_and_counted_when_it_ends(twin, in_force):
     cls = digest_class(twin)
     lane = digest_lane(twin, in_force)
-    cls._direct[0][Algorithm] = (lane, FakeMac, b"", "sha256")
+    cls._direct_path[0][Algorithm] = (lane, FakeMac, b"", "sha256")
     mac = cls(b"key", Algorithm())
     assert not hasattr(mac, "seen")  # no slow construction
     empty = mac.copy()  # nothing fed: made when fed, as the original
@@ -914,7 +914,7 @@ def test_a_digest_context_is_made_with_its_first_data_and_counted_when_it_ends(t
 def test_what_the_digest_direct_path_does_not_take_goes_to_the_slow_methods(twin, in_force):
     cls = digest_class(twin)
     lane = digest_lane(twin, in_force)
-    cls._direct[0][Algorithm] = (lane, FakeMac, b"", "sha256")
+    cls._direct_path[0][Algorithm] = (lane, FakeMac, b"", "sha256")
     for args, kwargs in [
         ((bytearray(b"key"), Algorithm()), {}),  # a key other than bytes
         ((b"key", object()), {}),  # an algorithm no lane is known for
@@ -956,13 +956,13 @@ def test_a_digest_maker_that_takes_no_data_makes_the_object_at_construction(twin
     cls = type(
         f"{twin.name}Cmac",
         (core, _SlowDigest),
-        {"__slots__": ("seen",), "_direct": ({}, 1, 1, "digest", MismatchError, "no")},
+        {"__slots__": ("seen",), "_direct_path": ({}, 1, 1, "digest", MismatchError, "no")},
     )
     construct(cls)
     lane = digest_lane(twin, in_force)
     algorithm = Algorithm()
     algorithm.key = b"k" * 16
-    cls._direct[0][Algorithm] = {16: (lane, maker)}  # by key length
+    cls._direct_path[0][Algorithm] = {16: (lane, maker)}  # by key length
     mac = cls(algorithm)
     assert made == [algorithm] and mac._algorithm is algorithm
     mac.update(b"abc")
@@ -1110,7 +1110,7 @@ def cipher_class(twin: Twin, lane):
         (cipher_core,),
         {
             "__slots__": ("seen",),
-            "_direct": (modes, lanes, make, make, stream_cls, gcm_cls, gcm_cls),
+            "_direct_path": (modes, lanes, make, make, stream_cls, gcm_cls, gcm_cls),
             "_init_slow": slow_init,
             "_context": slow_context,
         },
@@ -1234,7 +1234,7 @@ def hkdf_class(core, lane):
         (core,),
         {
             "__slots__": ("seen",),
-            "_direct": ({Algorithm: (lane, 32)}, FakeHkdf),
+            "_direct_path": ({Algorithm: (lane, 32)}, FakeHkdf),
             "_init_slow": slow_init,
             "_derive_slow": derive_slow,
         },

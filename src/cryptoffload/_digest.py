@@ -25,7 +25,7 @@ class DirectDigest(DigestCore):
 
     __slots__ = ("_inner",)
     #: The subclass's (see PureDigestCore): (lanes, want, pass, final, mismatch, message).
-    _direct: tuple[Any, ...] = ()
+    _direct_path: tuple[Any, ...] = ()
 
     def _set_direct(self, ctx: Any, lane: Any, algorithm: Any) -> None:
         """Start on the direct path with the software object ``ctx``."""
@@ -61,7 +61,7 @@ class DirectDigest(DigestCore):
         if ctx is None:
             return self._inner.finalize()
         self._ended()
-        out = getattr(ctx, self._direct[3])()
+        out = getattr(ctx, self._direct_path[3])()
         self._done = True
         self._lane.count(self._total)
         return out
@@ -70,7 +70,7 @@ class DirectDigest(DigestCore):
         if self._ctx is None:
             self._inner.verify(signature)
             return
-        mismatch, message = self._direct[4], self._direct[5]
+        mismatch, message = self._direct_path[4], self._direct_path[5]
         validate.byteslike("signature", signature)
         if not compare_digest(self._finalize_slow(), bytes(signature)):
             raise mismatch(message)

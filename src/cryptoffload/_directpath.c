@@ -1718,7 +1718,7 @@ static PyTypeObject DirectStreamCoreType = {
 /* -- DigestCore: a hash or MAC context on a lane no engine claims ---------------------- */
 
 /* cryptoffload.directpath.PureDigestCore is its twin and documents the contract. The subclass
- * describes its direct path in `_direct`: (lanes, want, pass, final, mismatch, message).
+ * describes its direct path in `_direct_path`: (lanes, want, pass, final, mismatch, message).
  * `lanes` maps an algorithm's class to an entry (lane, maker, *fixed), or to a dict of entries
  * by the length of the algorithm's key; the context is maker(*args[:pass], *fixed). */
 
@@ -1732,7 +1732,7 @@ typedef struct {
      * any. The first update makes it with its data in the placeholder's place. */
     PyObject *entry;
     PyObject *first;
-    /* The class's `_direct` (NULL: no direct path), and the PyMethodDefs of ctx's update,
+    /* The class's `_direct_path` (NULL: no direct path), and the PyMethodDefs of ctx's update,
      * final and copy while its type's version tag is `ctx_version`. */
     PyObject *spec;
     PyMethodDef *defs[D_METHODS];
@@ -1778,13 +1778,13 @@ digest_dealloc(DigestCore *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* What the direct path reads of a class's `_direct`. */
+/* What the direct path reads of a class's `_direct_path`. */
 typedef struct {
     PyObject *spec; /* borrowed: the class's dict holds it while its version tag stands */
     Py_ssize_t want, pass;
 } SpecInfo;
 
-/* The class's `_direct` when it has the shape the direct path reads (info.spec NULL
+/* The class's `_direct_path` when it has the shape the direct path reads (info.spec NULL
  * otherwise). Found once per class (and again when the class changes). */
 static SpecInfo
 digest_spec(PyTypeObject *type)
@@ -2535,7 +2535,7 @@ static PyTypeObject AeadStreamCoreType = {
 /* -- CipherCore: Cipher(algorithm, mode), its contexts made on a lane no engine claims ----- */
 
 /* cryptoffload.directpath.PureCipherCore is its twin and documents the contract. The subclass
- * describes its direct path in `_direct`: (modes, lanes, make_encryptor, make_decryptor,
+ * describes its direct path in `_direct_path`: (modes, lanes, make_encryptor, make_decryptor,
  * stream_class, gcm_encryptor_class, gcm_decryptor_class). `modes` maps a mode's class to
  * (our name of the mode, a dict from an algorithm's class to a dict from its key's length to
  * our name of the pair); `lanes` maps such a name to a software-only lane. */
@@ -2596,7 +2596,7 @@ static PyMemberDef cipher_members[] = {
     {NULL},
 };
 
-/* The class's `_direct` (borrowed) when it has the shape the direct path reads, else NULL. */
+/* The class's `_direct_path` (borrowed) when it has the shape the direct path reads, else NULL. */
 static PyObject *
 cipher_spec(PyTypeObject *type)
 {
@@ -3009,7 +3009,7 @@ static PyTypeObject CcmCheckType = {
 /* -- HkdfCore: HKDF on a lane no engine claims ----------------------------------------- */
 
 /* cryptoffload.directpath.PureHkdfCore is its twin and documents the contract. The subclass
- * names in `_direct` (lanes, maker): `lanes` maps a hash's class to (software-only lane of its
+ * names in `_direct_path` (lanes, maker): `lanes` maps a hash's class to (software-only lane of its
  * HMAC, digest size); `maker` is cryptography's HKDF. */
 
 typedef struct {
@@ -3414,7 +3414,7 @@ PyInit__directpath(void)
     INTERN(str_update_into, "update_into");
     INTERN(str_slow_update, "_update_slow");
     INTERN(str_slow_update_into, "_update_into_slow");
-    INTERN(str_direct, "_direct");
+    INTERN(str_direct, "_direct_path");
     INTERN(str_tag, "tag");
     INTERN(str_explain, "_explain");
     INTERN(str_derive, "derive");

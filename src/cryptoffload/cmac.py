@@ -35,7 +35,7 @@ class CMAC(DirectDigest):
     #: The direct path's (see PureDigestCore): the software-only lanes by algorithm class (by
     #: key length for AES), each with `cryptography`'s CMAC (filled by :meth:`_init_slow` as it
     #: makes contexts), which takes the constructor's one argument, the algorithm.
-    _direct = ({}, 1, 1, "finalize", InvalidSignature, MacContext._MISMATCH)
+    _direct_path = ({}, 1, 1, "finalize", InvalidSignature, MacContext._MISMATCH)
 
     def _init_slow(
         self, algorithm: Any, backend: object = None, *, provider: Provider | None = None
@@ -55,7 +55,7 @@ class CMAC(DirectDigest):
         lane = resolve(provider).lane(alg)
         if lane.software_only:
             self._set_direct(_cmac.CMAC(algorithm), lane, algorithm)
-            lanes = self._direct[0]
+            lanes = self._direct_path[0]
             cls = algorithm.__class__
             if cls in _AES_CLASSES:
                 lanes.setdefault(cls, {})[len(algorithm.key)] = (lane, _cmac.CMAC)

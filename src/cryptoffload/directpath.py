@@ -365,7 +365,7 @@ class PureDigestCore:
     software object (``_ctx``: Python's hashlib or hmac object, or `cryptography`'s) does the
     work, and the message is recorded as one op of its lane when it ends.
 
-    The subclass describes its direct path in ``_direct``: ``(lanes, want, pass, final,
+    The subclass describes its direct path in ``_direct_path``: ``(lanes, want, pass, final,
     mismatch, message)``. ``want`` (1 or 2) is how many arguments the constructor takes before
     an optional ``backend`` (``provider=`` and ``backend=`` may be keywords); the last of them
     is the algorithm and, with 2, the first is a key. ``lanes`` maps an algorithm's class to an
@@ -517,8 +517,8 @@ class PureDigestCore:
 
 
 def _digest_spec(cls: type) -> tuple | None:
-    """``cls._direct`` when it has the shape the direct path reads, else None."""
-    spec = getattr(cls, "_direct", None)
+    """``cls._direct_path`` when it has the shape the direct path reads, else None."""
+    spec = getattr(cls, "_direct_path", None)
     if (
         spec.__class__ is not tuple
         or len(spec) != 6
@@ -638,7 +638,7 @@ _K_NONE, _K_STREAM, _K_GCM, _K_GCM_TAG = 0, 1, 2, 3
 class PureCipherCore:
     """``Cipher(algorithm, mode)`` and its contexts on a lane no engine claims.
 
-    The subclass describes its direct path in ``_direct``: ``(modes, lanes, make_encryptor,
+    The subclass describes its direct path in ``_direct_path``: ``(modes, lanes, make_encryptor,
     make_decryptor, stream_class, gcm_encryptor_class, gcm_decryptor_class)``. ``modes`` maps a
     mode's class to (our name of the mode, a dict from an algorithm's class to a dict from its
     key's length to our name of the pair), ``lanes`` our names to lanes; the subclass fills
@@ -746,8 +746,8 @@ _NO_TAG = object()
 
 
 def _cipher_spec(cls: type) -> tuple | None:
-    """``cls._direct`` when it has the shape the direct path reads, else None."""
-    spec = getattr(cls, "_direct", None)
+    """``cls._direct_path`` when it has the shape the direct path reads, else None."""
+    spec = getattr(cls, "_direct_path", None)
     if (
         spec.__class__ is not tuple
         or len(spec) != 7
@@ -817,7 +817,7 @@ class PureHkdfCore:
     """HKDF whose HMAC no engine claims: `cryptography`'s HKDF does the work, and the HMAC ops
     the extract-then-expand makes are recorded as the Python path counts them.
 
-    The subclass names in ``_direct`` ``(lanes, maker)``: ``lanes`` maps a hash's class to
+    The subclass names in ``_direct_path`` ``(lanes, maker)``: ``lanes`` maps a hash's class to
     (its HMAC's lane, its digest size), filled as the slow path makes HKDFs; ``maker`` is
     `cryptography`'s HKDF. Construction takes this path for ``(algorithm, length, salt=None,
     info=None, backend=None)`` (by position or keyword; no ``provider=``) when ``lanes`` knows
@@ -851,7 +851,7 @@ class PureHkdfCore:
             self._init_slow(*args, **kwargs)  # type: ignore[attr-defined]
 
     def _make(self, args: tuple, kwargs: dict) -> bool:
-        spec = getattr(type(self), "_direct", None)
+        spec = getattr(type(self), "_direct_path", None)
         if spec.__class__ is not tuple or len(spec) != 2 or spec[0].__class__ is not dict:
             return False
         try:

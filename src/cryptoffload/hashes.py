@@ -99,7 +99,7 @@ class Hash(DirectDigest):
     #: The direct path's (see PureDigestCore): the software-only lanes by hash class, each with
     #: hashlib's constructor and the data's place (filled by :meth:`_init_slow` as it makes
     #: contexts); the constructor takes the algorithm, the maker nothing else.
-    _direct = ({}, 1, 0, "digest", None, None)
+    _direct_path = ({}, 1, 0, "digest", None, None)
 
     def _init_slow(
         self, algorithm: HashAlgorithm, backend: object = None, *, provider: Provider | None = None
@@ -117,7 +117,7 @@ class Hash(DirectDigest):
             make = HASHLIB[alg]
             self._set_direct(make(), lane, algorithm)
             if algorithm.__class__ in _BY_CLASS:  # its class names its hash
-                self._direct[0][algorithm.__class__] = (lane, make, b"")
+                self._direct_path[0][algorithm.__class__] = (lane, make, b"")
             return
         self._set_inner(_HashStream(algorithm, alg, provider), lane, algorithm)
 

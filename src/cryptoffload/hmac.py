@@ -40,7 +40,7 @@ class HMAC(DirectDigest):
     #: The direct path's (see PureDigestCore): the software-only lanes by hash class, each with
     #: Python's OpenSSL HMAC constructor and its arguments (filled by :meth:`_init_slow` as it
     #: makes contexts); the constructor takes the key and the algorithm, the maker the key.
-    _direct = ({}, 2, 1, "digest", InvalidSignature, MacContext._MISMATCH)
+    _direct_path = ({}, 2, 1, "digest", InvalidSignature, MacContext._MISMATCH)
 
     def _init_slow(
         self,
@@ -65,7 +65,7 @@ class HMAC(DirectDigest):
             else:
                 self._set_direct(ctx, lane, algorithm)
                 if algorithm.__class__ in _HASH_CLASSES:  # its class names its hash
-                    self._direct[0][algorithm.__class__] = (lane, _openssl_hmac, b"", name)
+                    self._direct_path[0][algorithm.__class__] = (lane, _openssl_hmac, b"", name)
                 return
         self._set_inner(_HmacStream(key, algorithm, alg, provider), lane, algorithm)
 

@@ -22,7 +22,6 @@ from cryptoffload import asyncio_lane, validate
 from cryptoffload._keys import _OFFERED, PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.blocks import pkcs1
-from cryptoffload.counters import FOLD_AT
 from cryptoffload.errors import OffloadRequired
 from cryptoffload.ops import RsaOp
 from cryptoffload.provider import Provider, resolve
@@ -49,14 +48,6 @@ __all__ = [
 #: Our names of RSA public keys' ops by key size (made once: verify asks per op).
 _PUBLIC_NAMES: dict[int, str] = {}
 _PKCS1v15, _PSS, _MGF1 = padding.PKCS1v15, padding.PSS, padding.MGF1
-
-
-def _count(lane: Any) -> None:
-    """One op software did, as Lane.count records it (folding a long record)."""
-    tally = lane.tally_q
-    tally.append(0)
-    if len(tally) > FOLD_AT:
-        lane.fold_due()
 
 
 #: `cryptography`'s modular inverse (its own tests read it).
@@ -184,9 +175,9 @@ class RSAPublicKey(PublicKey):
                     raise InvalidSignature
                 key.verify(signature, data, padding, algorithm)
             except InvalidSignature:
-                _count(lane)
+                lane.count(0)
                 raise
-            _count(lane)
+            lane.count(0)
             return
         validate.byteslike("data", data)
         if isinstance(algorithm, NoDigestInfo):  # no op carries it: software finishes it

@@ -566,7 +566,7 @@ CipherContext.register(_ChainedContext)
 for _cls in (Cipher, _DirectContext, _ChainedContext):
     own_methods(_cls)  # calls of the compiled methods specialize for these classes' objects
 if MAKE_CONTEXT is not None:  # another layout of `cryptography`: every Cipher the slow way
-    Cipher._direct = (
+    Cipher._direct_path = (
         _DIRECT_TABLE,
         _DIRECT_LANES,
         *MAKE_CONTEXT,

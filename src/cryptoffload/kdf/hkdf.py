@@ -28,7 +28,7 @@ class HKDF(HkdfCore):
     __slots__ = ()
     #: The direct path's (see PureHkdfCore): hash class -> (its HMAC's lane, digest size),
     #: filled by :meth:`_init_slow`; `cryptography`'s HKDF.
-    _direct = ({}, _OpenSSLHKDF)
+    _direct_path = ({}, _OpenSSLHKDF)
     derive_into = OneShotKDF.derive_into
     verify = OneShotKDF.verify
     _begin = OneShotKDF._begin
@@ -56,14 +56,14 @@ class HKDF(HkdfCore):
         cls = algorithm.__class__
         if provider is None and cls in _HASH_CLASSES:  # HkdfCore's construction may take it
             lane = resolve(None).lane(f"hmac-{_HASH_CLASSES[cls]}")
-            known = self._direct[0].get(cls)
+            known = self._direct_path[0].get(cls)
             if not lane.software_only or (known is not None and known[0] is lane):
                 return
             try:  # `cryptography`'s HKDF must take the hash, as our HMAC does
                 _OpenSSLHKDF(algorithm, length, self._salt, self._info)
             except Exception:
                 return
-            self._direct[0][cls] = (lane, algorithm.digest_size)
+            self._direct_path[0][cls] = (lane, algorithm.digest_size)
 
     def _derive_slow(self, key_material: bytes) -> bytes:
         return OneShotKDF.derive(self, key_material)
