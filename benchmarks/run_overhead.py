@@ -5,9 +5,16 @@ child processes three ways, in alternating rounds: plain ``python`` (baseline), 
 cryptoffload run --engines software`` (every op on the software fast path: what a machine without
 engines pays) and ``... --engines passthrough`` (every op takes the full engine path: Op,
 validation, routing, counting, answered by OpenSSL). Each child reports operations per second per
-case; the medians and the ratios to the baseline are printed, with the import-hook's start-up cost.
+case; the medians and the ratios to the baseline are printed.
 
-    python benchmarks/run_overhead.py [--rounds N] [--seconds S]
+Then start-up (issue 32: ``run`` should start within 30 ms of ``python``): an empty script and
+one AES-GCM op by `cryptography`'s import path, each started plain, under ``run`` as a user types
+it (the engines found) and the two ways above, in alternating rounds; wall-time medians, spreads
+and paired differences, and with ``--instructions`` the instructions each start executes
+(callgrind, steadier than wall time on a shared machine).
+
+    python benchmarks/run_overhead.py [--rounds N] [--seconds S] [--startup-rounds N]
+                                      [--startup-only] [--instructions]
 """
 
 from __future__ import annotations
@@ -71,36 +78,133 @@ WAYS = {
 }
 
 
-def start_up_seconds(prefix: list[str], rounds: int) -> float:
-    """Median wall time of starting the interpreter (and the hook) on an empty script."""
+#: The start-up case's programs: nothing at all, and one AES-GCM op by `cryptography`'s path.
+START_UP_SCRIPTS = {
+    "empty script": "",
+    "one AES-GCM op": textwrap.dedent(
+        """
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        AESGCM(bytes(16)).encrypt(bytes(12), b"one record", None)
+        """
+    ),
+}
+#: The start-up case's ways: ``run`` as a user types it (the engines found) first.
+START_UP_WAYS = {
+    "python": [],
+    "run": ["-m", "cryptoffload", "run"],
+    **{way: prefix for way, prefix in WAYS.items() if way != "python"},
+}
+
+
+def start_up(rounds: int, instructions: bool) -> None:
+    """Wall time of starting each way on each start-up script, in alternating rounds (the order
+    of the ways turns each round, so none always runs first): medians, the spread (10th to 90th
+    percentile), and the median over rounds of each way minus ``python`` in the same round. With
+    ``instructions``, also the instructions each executes once (callgrind: steady on a loaded
+    machine, where wall time is not)."""
     import time
 
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write("import cryptography.hazmat.primitives.hashes\n")
-    times = []
-    try:
-        for _ in range(rounds):
-            start = time.perf_counter()
-            subprocess.run([sys.executable, *prefix, f.name], check=True)
-            times.append(time.perf_counter() - start)
-    finally:
-        os.unlink(f.name)
-    return statistics.median(times)
+    if sys.flags.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print(
+            "note: PYTHONDONTWRITEBYTECODE is set: modules without a cached .pyc are compiled "
+            "at every start (an installed package has them)",
+            file=sys.stderr,
+        )
+    with tempfile.TemporaryDirectory() as folder:
+        paths = {}
+        for n, (case, text) in enumerate(START_UP_SCRIPTS.items()):
+            paths[case] = os.path.join(folder, f"startup{n}.py")
+            with open(paths[case], "w") as f:
+                f.write(text)
+        ways = list(START_UP_WAYS.items())
+        times: dict[str, dict[str, list[float]]] = {
+            case: {way: [] for way in START_UP_WAYS} for case in paths
+        }
+        for round_ in range(rounds + 1):  # round 0 warms the caches, and is not counted
+            turned = ways[round_ % len(ways) :] + ways[: round_ % len(ways)]
+            for case, path in paths.items():
+                for way, prefix in turned:
+                    start = time.perf_counter()
+                    subprocess.run([sys.executable, *prefix, path], check=True)
+                    if round_:
+                        times[case][way].append(time.perf_counter() - start)
+        print(f"start-up, ms (median [10th-90th percentile] of {rounds} alternating rounds):")
+        for case, by_way in times.items():
+            print(f"  {case}")
+            base = by_way["python"]
+            for way, seconds in by_way.items():
+                extra = ""
+                if way != "python":
+                    paired = [a - b for a, b in zip(seconds, base, strict=True)]
+                    extra = f"   python +{_ms(statistics.median(paired)):.0f} (paired median)"
+                median = _ms(statistics.median(seconds))
+                print(f"    {way:<18} {median:6.0f} {_spread(seconds):>11}{extra}")
+        if instructions:
+            print("start-up, instructions executed (callgrind, one run each):")
+            for case, path in paths.items():
+                print(f"  {case}")
+                for way, prefix in ways:
+                    count = _instructions([sys.executable, *prefix, path])
+                    print(f"    {way:<18} {count / 1e6:8.1f} M")
+
+
+def _ms(seconds: float) -> float:
+    return seconds * 1000
+
+
+def _spread(seconds: list[float]) -> str:
+    if len(seconds) < 2:
+        return ""
+    deciles = statistics.quantiles(seconds, n=10)
+    return f"[{_ms(deciles[0]):.0f}-{_ms(deciles[-1]):.0f}]"
+
+
+def _instructions(command: list[str]) -> int:
+    """Instructions ``command`` executes (valgrind's callgrind; children not followed)."""
+    out = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    for line in out.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise RuntimeError(f"no instruction count from callgrind: {out.stderr[-500:]}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds (default 5)")
     parser.add_argument("--seconds", type=float, default=0.3, help="per case per round")
+    parser.add_argument(
+        "--startup-rounds", type=int, default=20, help="alternating start-up rounds (default 20)"
+    )
+    parser.add_argument(
+        "--startup-only", action="store_true", help="measure start-up only, not the op rates"
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count start-up's instructions under valgrind's callgrind",
+    )
     args = parser.parse_args()
+    if not args.startup_only:
+        rates_side_by_side(args.rounds, args.seconds)
+    start_up(args.startup_rounds, args.instructions)
+
+
+def rates_side_by_side(rounds: int, seconds: float) -> None:
+    """Each way's operations per second per case, medians over alternating rounds."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(WORKLOAD)
     rates: dict[str, dict[str, list[float]]] = {way: {} for way in WAYS}
     try:
-        for round_ in range(args.rounds):
+        for round_ in range(rounds):
             for way, prefix in WAYS.items():
                 out = subprocess.run(
-                    [sys.executable, *prefix, f.name, str(args.seconds)],
+                    [sys.executable, *prefix, f.name, str(seconds)],
                     check=True,
                     capture_output=True,
                     text=True,
@@ -110,7 +214,7 @@ def main() -> None:
                 assert report["module"].startswith(expected), (way, report["module"])
                 for case, rate in report["rates"].items():
                     rates[way].setdefault(case, []).append(rate)
-            print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
+            print(f"round {round_ + 1}/{rounds} done", file=sys.stderr)
     finally:
         os.unlink(f.name)
     base = rates["python"]
@@ -125,9 +229,6 @@ def main() -> None:
                 f"{median:>12,.0f}/s" + (f" {ratio:5.2f}x" if way != "python" else "      ")
             )
         print(f"{case:<30}" + "".join(f"{c:>22}" for c in cells))
-    print("start-up (interpreter + hook, median of 5):")
-    for way, prefix in WAYS.items():
-        print(f"  {way:<20} {start_up_seconds(prefix, 5) * 1000:7.0f} ms")
 
 
 if __name__ == "__main__":
