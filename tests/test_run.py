@@ -316,7 +316,7 @@ LOADED = textwrap.dedent(
     import subprocess, sys
 
     heavy = tuple(name + "." for name in {NOT_AT_START_UP!r})
-    print(sys.argv[1], sorted(m for m in sys.modules if (m + ".").startswith(heavy)))
+    print(sys.argv[1], sorted(m for m in sys.modules if (m + ".").startswith(heavy)), flush=True)
     if sys.argv[1] == "parent":
         sys.exit(subprocess.call([sys.executable, __file__, "child"]))
     """
@@ -409,3 +409,23 @@ def test_a_script_runs_in_its_own_main_module_as_runpy_runs_it(tmp_path, monkeyp
         assert sys.modules["__main__"] is main and sys.argv == ["typed.py", "x"]
     assert seen["ours"] == seen["runpy"]
     assert seen["ours"][1] == (True, str(script))
+
+
+def test_one_aes_gcm_op_loads_no_library_it_does_not_use(tmp_path):
+    # Loaded by the first op on a machine without engines: the provider and the software engine,
+    # not the big-integer, asyncio, TOML or libc-finding libraries, nor a CAAM driver with no
+    # block to drive.
+    unused = ["gmpy2", "importlib.metadata", "asyncio", "tomllib", "ctypes.util", "rich"]
+    if not os.path.exists("/proc/device-tree"):
+        unused.append("cryptoffload.caam.jr")
+    script = tmp_path / "one_op.py"
+    script.write_text(
+        "import sys\n"
+        "from cryptography.hazmat.primitives.ciphers.aead import AESGCM\n"
+        "AESGCM(bytes(16)).encrypt(bytes(12), b'one record', None)\n"
+        f"unused = tuple(name + '.' for name in {unused!r})\n"
+        "print(AESGCM.__module__, sorted(m for m in sys.modules if (m + '.').startswith(unused)))\n"
+    )
+    done = run(str(script))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "cryptoffload.aead []"
