@@ -142,7 +142,7 @@ def test_run_refuses_a_bad_engine_spec_or_policy_before_the_program_starts(tmp_p
 
 @pytest.mark.parametrize(
     "paths",
-    [("/srv/app c.json", None), ("/tmp/\u00e9t\u00e9 \"q\" \\ \n\u2028.json", "/p\udcff.toml")],
+    [("/srv/app c.json", None), ('/tmp/\u00e9t\u00e9 "q" \\ \n\u2028.json', "/p\udcff.toml")],
     ids=["plain", "quotes, escapes, unicode and an undecodable byte"],
 )
 def test_the_settings_a_child_reads_are_json(paths):

@@ -429,3 +429,23 @@ def test_one_aes_gcm_op_loads_no_library_it_does_not_use(tmp_path):
     done = run(str(script))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "cryptoffload.aead []"
+
+
+@pytest.mark.parametrize("how", ["--policy", "CRYPTOFFLOAD_POLICY"])
+def test_a_bad_policy_is_refused_before_the_program_starts(tmp_path, how):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[unclosed\n")
+    script = tmp_path / "app.py"
+    script.write_text("open('ran', 'w').close()\n")
+    options = ["--policy", str(bad)] if how == "--policy" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "cryptoffload", "run", *options, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, **({how: str(bad)} if how != "--policy" else {})},
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("cryptoffload run: ") and "not valid TOML" in done.stderr
+    assert not (tmp_path / "ran").exists()
