@@ -252,11 +252,12 @@ def test_importing_the_package_loads_no_provider_engine_or_cryptography():
         "print(sorted(m for m in sys.modules if m.startswith(('cryptoffload.', 'cryptography'))))\n"
         "cryptoffload.Provider, cryptoffload.InvalidTag\n"
         "print('cryptoffload.provider' in sys.modules, 'cryptoffload.errors' in sys.modules)\n"
+        "print(cryptoffload.lane.current is cryptoffload.current, cryptoffload.names.__name__)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
-    assert done.stdout.splitlines() == ["[]", "True True"]
+    assert done.stdout.splitlines() == ["[]", "True True", "True cryptoffload.names"]
 
 
 def test_the_packages_names_are_its_modules_own():
