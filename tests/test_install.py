@@ -88,6 +88,7 @@ def engines_found(monkeypatch):
         return [TakeAllEngine()]
 
     monkeypatch.setattr(cryptoffload.engines, "discover", discover)
+    monkeypatch.setattr(cryptoffload.engines, "may_discover_any", lambda: True)
     cryptoffload.set_default_provider(None)
     try:
         yield built
@@ -166,3 +167,11 @@ def test_the_settings_a_child_reads_are_json(paths):
         "run": "r1",
         "tls": True,
     }
+
+
+def test_run_builds_nothing_for_hashlib_where_no_engine_may_be_found(engines_found, monkeypatch):
+    monkeypatch.setattr(cryptoffload.engines, "may_discover_any", lambda: False)
+    install_for_run()
+    ns = app_imports("import hashlib, hmac\nfrom hashlib import sha256")
+    assert ns["hashlib"] is hashlib and ns["hmac"] is hmac and ns["sha256"] is hashlib.sha256
+    assert engines_found == []

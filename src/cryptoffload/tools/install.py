@@ -85,7 +85,8 @@ def install_for_run(
 
     Without ``engines`` and ``policy``, the provider (the engines found, each probed) is built
     by the program's first operation, or by its first import of ``hashlib`` or ``hmac``, which
-    decides their views from it (the default provider then). With them, it is built here, as
+    decides their views from it (the default provider then; on a machine where no engine's
+    device may be, Python's modules without building it). With them, it is built here, as
     :func:`install` builds it (a bad spec or policy is an error before the program starts), and
     the views are decided from it at that first import. A policy file named by
     ``CRYPTOFFLOAD_POLICY`` is read here for the same reason. With ``tls``, ``ssl`` connections
@@ -133,7 +134,13 @@ def _set_provider(
 
 def _stdlib_views(provider: Provider | None) -> Mapping[str, types.ModuleType]:
     """The hashlib and hmac views under ``provider``, or under the default provider (built now
-    if no operation has built it)."""
+    if no operation has built it); none, without building it, where no engine may be found and
+    no policy file named (no engine to claim a hash, no policy to require its offload)."""
+    if provider is None and not os.environ.get(POLICY_ENV):
+        from cryptoffload import engines
+
+        if not engines.may_discover_any():
+            return {}
     from cryptoffload.provider import default_provider
     from cryptoffload.stdlib import views
 
