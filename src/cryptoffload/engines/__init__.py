@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
 
-Factory = Callable[[str], Any]
+#: `typing` is for type checkers only: `run` may need this module at start-up (see
+#: may_discover_any), and typing's import loads re.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Builds an engine from a spec's options (the text after ``kind:``).
+Factory = Callable[[str], object]
 
 
 def _software(arg: str) -> Any:
