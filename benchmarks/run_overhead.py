@@ -7,7 +7,7 @@ engines pays; issue 32's goal is 0.95 of the baseline or better in every row) an
 --engines passthrough`` (every op takes the full engine path: Op, validation, routing, counting,
 answered by OpenSSL). Each child reports operations per second per case (the best of five
 slices of ``--seconds``: the box's other load only slows a slice); the medians over the rounds
-and the ratios to the baseline are printed, with the import hook's start-up cost.
+and the ratios to the baseline are printed.
 
 ``--instructions`` counts instead what each case costs in instructions (callgrind, as
 ``overhead_instructions.py`` does: one process per side, runs of N and 6N ops, the per-op
@@ -16,7 +16,14 @@ the floor: the instructions ``functools.partial`` (the standard library's one-la
 adds to one call, times the calls the case makes into the layer (a layer that sees each call
 pays at least that before doing anything).
 
+Then start-up (issue 32: ``run`` should start within 30 ms of ``python``): an empty script, one
+that imports hashlib and hmac, and one AES-GCM op by `cryptography`'s import path, each started
+plain, under ``run`` as a user types it (the engines found) and the two ways above, in
+alternating rounds; wall-time medians, spreads and paired differences (with ``--instructions``,
+the instructions each start executes as well).
+
     python benchmarks/run_overhead.py [--rounds N] [--seconds S] [--only CASE,...]
+                                      [--startup-rounds N] [--startup-only]
     python benchmarks/run_overhead.py --instructions [--ops N] [--only CASE,...]
 """
 
@@ -231,21 +238,88 @@ def rsa_key_pem() -> bytes:
     )
 
 
-def start_up_seconds(prefix: list[str], rounds: int) -> float:
-    """Median wall time of starting the interpreter (and the hook) on an empty script."""
+#: The start-up case's programs: nothing at all, what many a library does at import (hashlib and
+#: hmac), and one AES-GCM op by `cryptography`'s path.
+START_UP_SCRIPTS = {
+    "empty script": "",
+    "imports hashlib, hmac": "import hashlib, hmac\n",
+    "one AES-GCM op": textwrap.dedent(
+        """
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        AESGCM(bytes(16)).encrypt(bytes(12), b"one record", None)
+        """
+    ),
+}
+#: The start-up case's ways: ``run`` as a user types it (the engines found) first.
+START_UP_WAYS = {
+    "python": [],
+    "run": ["-m", "cryptoffload", "run"],
+    **{way: prefix for way, prefix in WAYS.items() if way != "python"},
+}
+
+
+def start_up(rounds: int, instructions: bool) -> None:
+    """Wall time of starting each way on each start-up script, in alternating rounds (the order
+    of the ways turns each round, so none always runs first): medians, the spread (10th to 90th
+    percentile), and the median over rounds of each way minus ``python`` in the same round. With
+    ``instructions``, also the instructions each executes once (callgrind: steady on a loaded
+    machine, where wall time is not)."""
     import time
 
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write("import cryptography.hazmat.primitives.hashes\n")
-    times = []
-    try:
-        for _ in range(rounds):
-            start = time.perf_counter()
-            subprocess.run([sys.executable, *prefix, f.name], check=True)
-            times.append(time.perf_counter() - start)
-    finally:
-        os.unlink(f.name)
-    return statistics.median(times)
+    if sys.flags.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print(
+            "note: PYTHONDONTWRITEBYTECODE is set: modules without a cached .pyc are compiled "
+            "at every start (an installed package has them)",
+            file=sys.stderr,
+        )
+    with tempfile.TemporaryDirectory() as folder:
+        paths = {}
+        for n, (case, text) in enumerate(START_UP_SCRIPTS.items()):
+            paths[case] = os.path.join(folder, f"startup{n}.py")
+            with open(paths[case], "w") as f:
+                f.write(text)
+        ways = list(START_UP_WAYS.items())
+        times: dict[str, dict[str, list[float]]] = {
+            case: {way: [] for way in START_UP_WAYS} for case in paths
+        }
+        for round_ in range(rounds + 1):  # round 0 warms the caches, and is not counted
+            turned = ways[round_ % len(ways) :] + ways[: round_ % len(ways)]
+            for case, path in paths.items():
+                for way, prefix in turned:
+                    start = time.perf_counter()
+                    subprocess.run([sys.executable, *prefix, path], check=True)
+                    if round_:
+                        times[case][way].append(time.perf_counter() - start)
+        print(f"start-up, ms (median [10th-90th percentile] of {rounds} alternating rounds):")
+        for case, by_way in times.items():
+            print(f"  {case}")
+            base = by_way["python"]
+            for way, seconds in by_way.items():
+                extra = ""
+                if way != "python":
+                    paired = [a - b for a, b in zip(seconds, base, strict=True)]
+                    extra = f"   python +{_ms(statistics.median(paired)):.0f} (paired median)"
+                median = _ms(statistics.median(seconds))
+                print(f"    {way:<18} {median:6.0f} {_spread(seconds):>11}{extra}")
+        if instructions:
+            print("start-up, instructions executed (callgrind, one run each):")
+            for case, path in paths.items():
+                print(f"  {case}")
+                for way, prefix in ways:
+                    count = instructions([sys.executable, *prefix, path])
+                    print(f"    {way:<18} {count / 1e6:8.1f} M")
+
+
+def _ms(seconds: float) -> float:
+    return seconds * 1000
+
+
+def _spread(seconds: list[float]) -> str:
+    if len(seconds) < 2:
+        return ""
+    deciles = statistics.quantiles(seconds, n=10)
+    return f"[{_ms(deciles[0]):.0f}-{_ms(deciles[-1]):.0f}]"
 
 
 def child(prefix: list[str], script: str, *argv: str) -> str:
@@ -279,17 +353,12 @@ def rates_table(script: str, cases: list[str], args: argparse.Namespace) -> None
                 f"{median:>14,.0f}/s" + (f" {ratio:5.2f}x" if way != "python" else "      ")
             )
         print(f"{case:<{width}}" + "".join(f"{c:>24}" for c in cells), flush=True)
-    print("start-up (interpreter + hook, median of 5):")
-    for way, prefix in WAYS.items():
-        print(f"  {way:<20} {start_up_seconds(prefix, 5) * 1000:7.0f} ms")
 
 
-def instructions(prefix: list[str], script: str, workdir: str, *argv: str) -> int:
-    """Instructions callgrind counted for one run of the workload."""
-    out = os.path.join(workdir, "callgrind.out")
-    valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+def instructions(command: list[str]) -> int:
+    """Instructions ``command`` executes (valgrind's callgrind; children not followed)."""
     run = subprocess.run(
-        [*valgrind, sys.executable, *prefix, script, *argv],
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
         capture_output=True,
         text=True,
         check=True,
@@ -301,10 +370,10 @@ def instructions(prefix: list[str], script: str, workdir: str, *argv: str) -> in
     return int(total.group(1))
 
 
-def per_op(prefix: list[str], script: str, workdir: str, how: str, what: str, ops: int) -> float:
+def per_op(prefix: list[str], script: str, how: str, what: str, ops: int) -> float:
     """Instructions per op of ``how what``, start-up taken out (runs of ops and 6 * ops)."""
-    short = instructions(prefix, script, workdir, how, what, str(ops))
-    long = instructions(prefix, script, workdir, how, what, str(6 * ops))
+    short = instructions([sys.executable, *prefix, script, how, what, str(ops)])
+    long = instructions([sys.executable, *prefix, script, how, what, str(6 * ops)])
     return (long - short) / (5 * ops)
 
 
@@ -314,27 +383,23 @@ def instructions_table(script: str, cases: list[str], args: argparse.Namespace) 
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
     shape = json.loads(child([], script, "cases"))
     software = WAYS["run, software"]
-    with tempfile.TemporaryDirectory() as workdir:
-        ops = args.ops
-        partial = per_op([], script, workdir, "floor", "partial", ops) - per_op(
-            [], script, workdir, "floor", "direct", ops
-        )
-        print(f"functools.partial adds {partial:.0f} instructions to a call")
-        width = max(map(len, cases)) + 2
+    ops = args.ops
+    partial = per_op([], script, "floor", "partial", ops) - per_op(
+        [], script, "floor", "direct", ops
+    )
+    print(f"functools.partial adds {partial:.0f} instructions to a call")
+    width = max(map(len, cases)) + 2
+    print(f"{'case':<{width}}{'cryptography':>13}{'run':>11}{'added':>9}{'ratio':>7}{'partial':>9}")
+    for case in cases:
+        calls, share = shape[case]
+        n = max(10, ops // share)
+        theirs = per_op([], script, "count", case, n)
+        ours = per_op(software, script, "count", case, n)
         print(
-            f"{'case':<{width}}{'cryptography':>13}{'run':>11}{'added':>9}{'ratio':>7}"
-            f"{'partial':>9}"
+            f"{case:<{width}}{theirs:>13,.0f}{ours:>11,.0f}{ours - theirs:>9,.0f}"
+            f"{theirs / ours:>7.3f}{calls * partial:>9,.0f}",
+            flush=True,
         )
-        for case in cases:
-            calls, share = shape[case]
-            n = max(10, ops // share)
-            theirs = per_op([], script, workdir, "count", case, n)
-            ours = per_op(software, script, workdir, "count", case, n)
-            print(
-                f"{case:<{width}}{theirs:>13,.0f}{ours:>11,.0f}{ours - theirs:>9,.0f}"
-                f"{theirs / ours:>7.3f}{calls * partial:>9,.0f}",
-                flush=True,
-            )
 
 
 def main() -> None:
@@ -343,7 +408,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=0.3, help="per case per round")
     parser.add_argument("--only", help="these cases only (comma-separated names, or parts)")
     parser.add_argument(
-        "--instructions", action="store_true", help="count instructions (callgrind) instead"
+        "--instructions",
+        action="store_true",
+        help="count instructions (callgrind): per op instead of timing, and per start as well",
+    )
+    parser.add_argument(
+        "--startup-rounds", type=int, default=20, help="alternating start-up rounds (default 20)"
+    )
+    parser.add_argument(
+        "--startup-only", action="store_true", help="measure start-up only, not the ops"
     )
     parser.add_argument("--ops", type=int, default=2000, help="--instructions: N (default 2000)")
     args = parser.parse_args()
@@ -359,10 +432,13 @@ def main() -> None:
             cases = [c for c in cases if any(w in c for w in wanted)]
             if not cases:
                 raise SystemExit(f"no case matches {args.only!r}")
-        if args.instructions:
+        if args.startup_only:
+            pass
+        elif args.instructions:
             instructions_table(f.name, cases, args)
         else:
             rates_table(f.name, cases, args)
+        start_up(args.startup_rounds, args.instructions)
     finally:
         os.unlink(f.name)
         os.unlink(pem)

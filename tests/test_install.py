@@ -1,14 +1,26 @@
-"""`cryptoffload.tools.install`: the counters file the processes of one run add into."""
+"""`cryptoffload.tools.install`: the counters file the processes of one run add into; what
+`run`'s install builds at start-up and what it leaves to the program's first need."""
 
 from __future__ import annotations
 
+import builtins
+import hashlib
+import hmac
 import json
 
 import pytest
+from doubles import TakeAllEngine
 
 import cryptoffload
+import cryptoffload.engines
 from cryptoffload import Provider
-from cryptoffload.tools.install import check_counters_path, write_counters
+from cryptoffload.tools.install import (
+    check_counters_path,
+    child_environment,
+    install_for_run,
+    uninstall,
+    write_counters,
+)
 
 
 @pytest.fixture
@@ -56,3 +68,110 @@ def test_a_new_or_empty_file_is_taken(tmp_path):
     check_counters_path(tmp_path / "new.json")
     (tmp_path / "empty.json").write_text("\n")
     check_counters_path(tmp_path / "empty.json")
+
+
+def app_imports(source: str) -> dict:
+    """The namespace of ``source`` run as the module ``someapp`` (a redirected importer)."""
+    namespace = {"__name__": "someapp", "__builtins__": builtins}
+    exec(compile(source, "<someapp>", "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture
+def engines_found(monkeypatch):
+    """The engines the default provider finds: one that claims every algorithm; the list of
+    the times they were looked for (each a provider built)."""
+    built = []
+
+    def discover():
+        built.append(len(built) + 1)
+        return [TakeAllEngine()]
+
+    monkeypatch.setattr(cryptoffload.engines, "discover", discover)
+    monkeypatch.setattr(cryptoffload.engines, "may_discover_any", lambda: True)
+    cryptoffload.set_default_provider(None)
+    try:
+        yield built
+    finally:
+        uninstall()
+        cryptoffload.set_default_provider(None)
+
+
+def test_run_builds_the_provider_at_the_programs_first_import_of_hashlib(engines_found):
+    install_for_run()
+    assert engines_found == []  # nothing probed at start-up
+    ns = app_imports("import hashlib, hmac\nfrom hashlib import sha256")
+    assert engines_found == [1]
+    assert ns["hashlib"] is not hashlib and ns["hmac"] is not hmac
+    assert ns["sha256"] is ns["hashlib"].sha256 is not hashlib.sha256
+    assert ns["hashlib"].sha256(b"abc").digest() == hashlib.sha256(b"abc").digest()
+    assert cryptoffload.current().counters.snapshot()["takeall"]["sha256"]["ops"] == 1
+    assert app_imports("import hashlib")["hashlib"] is ns["hashlib"]  # decided once
+    assert engines_found == [1]
+
+
+def test_run_builds_the_provider_at_the_programs_first_operation(engines_found):
+    install_for_run()
+    from cryptoffload.hashes import SHA256, Hash
+
+    assert engines_found == []
+    Hash(SHA256()).finalize()
+    assert engines_found == [1]
+    assert cryptoffload.current().counters.snapshot()["takeall"]["sha256"]["ops"] == 1
+    app_imports("import hashlib")
+    assert engines_found == [1]  # the views are decided from the provider the op built
+
+
+def test_run_with_engines_builds_them_at_start_up_and_decides_from_them(engines_found):
+    install_for_run(["software"])
+    assert [e.name for e in cryptoffload.current().engines] == ["software"]
+    ns = app_imports("import hashlib, hmac")
+    assert ns["hashlib"] is hashlib and ns["hmac"] is hmac  # software claims none: Python's
+    assert engines_found == []
+
+
+def test_run_refuses_a_bad_engine_spec_or_policy_before_the_program_starts(tmp_path, monkeypatch):
+    with pytest.raises(cryptoffload.UnknownEngine, match="unknown engine 'nosuch'"):
+        install_for_run(["nosuch"])
+    bad = tmp_path / "policy.toml"
+    bad.write_text("[nosuch\n")
+    monkeypatch.setenv("CRYPTOFFLOAD_POLICY", str(bad))
+    with pytest.raises(ValueError, match="CRYPTOFFLOAD_POLICY"):
+        install_for_run()
+    uninstall()
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [("/srv/app c.json", None), ('/tmp/\u00e9t\u00e9 "q" \\ \n\u2028.json', "/p\udcff.toml")],
+    ids=["plain", "quotes, escapes, unicode and an undecodable byte"],
+)
+def test_the_settings_a_child_reads_are_json(paths):
+    counters, policy = paths
+    env = child_environment(
+        {"PYTHONPATH": "/x"},
+        engines=["caam:model=t2080,seed=01", "software"],
+        policy=policy,
+        only=["app", "lib"],
+        counters=counters,
+        run="r1",
+        tls=True,
+    )
+    settings = json.loads(env["CRYPTOFFLOAD_RUN"])
+    assert json.dumps(settings) == env["CRYPTOFFLOAD_RUN"]
+    assert settings == {
+        "engines": ["caam:model=t2080,seed=01", "software"],
+        "policy": policy,
+        "only": ["app", "lib"],
+        "counters": counters,
+        "run": "r1",
+        "tls": True,
+    }
+
+
+def test_run_builds_nothing_for_hashlib_where_no_engine_may_be_found(engines_found, monkeypatch):
+    monkeypatch.setattr(cryptoffload.engines, "may_discover_any", lambda: False)
+    install_for_run()
+    ns = app_imports("import hashlib, hmac\nfrom hashlib import sha256")
+    assert ns["hashlib"] is hashlib and ns["hmac"] is hmac and ns["sha256"] is hashlib.sha256
+    assert engines_found == []

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -241,3 +243,30 @@ def test_circle_finder_finds_a_circle():
 def test_no_module_imports_itself_through_others():
     # Every import counts: module level, under TYPE_CHECKING, inside functions.
     assert _circles(_import_graph()) == []
+
+
+def test_importing_the_package_loads_no_provider_engine_or_cryptography():
+    # `run` and its children import the package first: its names load their modules when used.
+    probe = (
+        "import sys, cryptoffload\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('cryptoffload.', 'cryptography'))))\n"
+        "cryptoffload.Provider, cryptoffload.InvalidTag\n"
+        "print('cryptoffload.provider' in sys.modules, 'cryptoffload.errors' in sys.modules)\n"
+        "print(cryptoffload.lane.current is cryptoffload.current, cryptoffload.names.__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.splitlines() == ["[]", "True True", "True cryptoffload.names"]
+
+
+def test_the_packages_names_are_its_modules_own():
+    from cryptoffload import errors, policy, provider
+
+    assert set(cryptoffload.__all__) <= set(dir(cryptoffload))
+    assert cryptoffload.Provider is provider.Provider
+    assert cryptoffload.using is provider.using
+    assert cryptoffload.Policy is policy.Policy
+    assert cryptoffload.OffloadRequired is errors.OffloadRequired
+    with pytest.raises(AttributeError, match="no attribute 'nosuch'"):
+        cryptoffload.nosuch  # noqa: B018

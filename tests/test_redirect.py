@@ -160,3 +160,53 @@ def test_only_limits_the_hashlib_mirror_to_the_named_packages(passthrough_instal
     other = run_as("other", "import hashlib")
     assert chosen["hashlib"] is not hashlib
     assert other["hashlib"] is hashlib
+
+
+@pytest.fixture
+def modules_here(tmp_path, monkeypatch):
+    """A folder on sys.path for the test's modules, which are forgotten after it."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = set(sys.modules)
+    yield tmp_path
+    for name in set(sys.modules) - before:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["import waited", "import outer", "import importlib\nimportlib.import_module('waited')"],
+    ids=["import", "imported by another module", "import_module"],
+)
+def test_what_waits_for_a_module_is_called_once_it_is_imported_whole(hook, modules_here, source):
+    (modules_here / "waited.py").write_text("import json\nWHOLE = True\n")
+    (modules_here / "outer.py").write_text("import waited\n")
+    calls = []
+    hook.call_when_imported("waited", lambda: calls.append(sys.modules["waited"].WHOLE))
+    run_as("someapp", "import json")
+    assert calls == []
+    run_as("someapp", source)
+    run_as("someapp", "import waited")
+    assert calls == [True]
+
+
+def test_what_waits_for_a_module_already_imported_is_called_at_once(hook):
+    calls = []
+    hook.call_when_imported("json", lambda: calls.append("json"))
+    assert calls == ["json"]
+
+
+def test_hashlib_views_decided_at_the_first_redirected_import_only(hook):
+    decided = []
+
+    def decide():
+        decided.append(1)
+        return {"hashlib": cryptoffload}  # any module: what the importer gets
+
+    hook.mirror_stdlib_when_imported(decide)
+    run_as("cryptography.x", "import hashlib")  # not a redirected importer
+    run_as("json.x", "import hashlib")  # the standard library's
+    assert decided == []
+    assert run_as("someapp", "import hashlib, hmac")["hashlib"] is cryptoffload
+    assert run_as("someapp", "import hmac")["hmac"] is sys.modules["hmac"]
+    assert run_as("other", "import hashlib")["hashlib"] is cryptoffload
+    assert decided == [1]

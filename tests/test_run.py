@@ -284,3 +284,178 @@ def test_counters_replace_an_earlier_runs_counters_and_fill_an_empty_file(tmp_pa
     assert runs[1]["processes"] == 1
     rows = {row["name"]: row for row in runs[1]["engines"]}
     assert rows["passthrough"]["counters"]["aes-128-gcm"]["ops"] == 1
+
+
+#: What ``run`` must not load before its program asks for crypto (issue 32: a short-lived program
+#: should start within 30 ms of python's): the provider, its engines and policy, `cryptography`,
+#: the hashlib/hmac views, and the heavy libraries behind them.
+NOT_AT_START_UP = (
+    "cryptography",
+    "cryptoffload.provider",
+    "cryptoffload.lane",
+    "cryptoffload.policy",
+    "cryptoffload.errors",
+    "cryptoffload.engines.software",
+    "cryptoffload.engines.afalg",
+    "cryptoffload.engines.cryptodev",
+    "cryptoffload.engines.caam",
+    "cryptoffload.caam",
+    "cryptoffload.stdlib",
+    "cryptoffload.ktls",
+    "gmpy2",
+    "rich",
+    "importlib.metadata",
+    "asyncio",
+    "ssl",
+    "tomllib",
+    "dataclasses",
+)
+#: A program that prints the heavy modules loaded when it runs, then starts itself as a child.
+LOADED = textwrap.dedent(
+    f"""
+    import subprocess, sys
+    if "hashlib" in sys.argv:
+        import hashlib, hmac
+
+    heavy = tuple(name + "." for name in {NOT_AT_START_UP!r})
+    print(sys.argv[1], sorted(m for m in sys.modules if (m + ".").startswith(heavy)), flush=True)
+    if sys.argv[1] == "parent":
+        sys.exit(subprocess.call([sys.executable, __file__, "child", *sys.argv[2:]]))
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("options", "program"),
+    [((), ()), (("--tls",), ()), ((), ("hashlib",))],
+    ids=["engines found", "tls", "a program importing hashlib and hmac"],
+)
+def test_run_starts_a_program_and_its_child_without_loading_crypto_it_has_not_asked_for(
+    tmp_path, options, program
+):
+    from cryptoffload import engines
+
+    if program and engines.may_discover_any():
+        pytest.skip("an engine's device may be here: hashlib's view is decided from the provider")
+    script = tmp_path / "loaded.py"
+    script.write_text(LOADED)
+    done = run(*options, str(script), "parent", *program)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["parent []", "child []"]
+
+
+PLAIN_COMMAND_LINES = [
+    ["app.py"],
+    ["-m", "pkg.mod"],
+    ["--engines", "software", "app.py"],
+    ["--engine", "caam:model=t2080,seed=01,software", "--engines", "afalg", "app.py"],
+    ["--policy", "p.toml", "--counters", "c.json", "--only", "a,b", "--tls", "-m", "mod"],
+    ["--only", "", "--counters", "", "app.py"],
+    ["--tls", "--tls", "--policy", "a b.toml", "app.py"],
+    [],
+]
+ARGPARSES_COMMAND_LINES = [
+    ["-h"],
+    ["--help"],
+    ["--engines=software", "app.py"],
+    ["--eng", "software", "app.py"],
+    ["--counters"],
+    ["--policy", "--tls", "app.py"],
+    ["--engines", ",,", "app.py"],
+    ["-mmod"],
+    ["-m"],
+    ["-m", "-x"],
+    ["-odd.py"],
+    ["--nosuch", "app.py"],
+]
+
+
+@pytest.mark.parametrize("own", PLAIN_COMMAND_LINES, ids=" ".join)
+def test_runs_plain_command_lines_are_read_as_argparse_reads_them(own):
+    import argparse
+
+    from cryptoffload.tools.run import add_arguments, read_plainly
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert vars(read_plainly(own)) == vars(parser.parse_args(own))
+
+
+@pytest.mark.parametrize("own", ARGPARSES_COMMAND_LINES, ids=" ".join)
+def test_other_command_lines_are_left_to_argparse(own):
+    from cryptoffload.tools.run import read_plainly
+
+    assert read_plainly(own) is None
+
+
+SCRIPT_SEES = textwrap.dedent(
+    """
+    import sys
+    names = ("__name__", "__file__", "__cached__", "__doc__", "__loader__", "__package__",
+             "__spec__")
+    SEEN.append({name: globals()[name] for name in names})
+    SEEN.append((sys.modules["__main__"].__dict__ is globals(), sys.argv[0]))
+    """
+)
+
+
+def test_a_script_runs_in_its_own_main_module_as_runpy_runs_it(tmp_path, monkeypatch):
+    import builtins
+    import runpy
+
+    from cryptoffload.tools.run import run_path
+
+    script = tmp_path / "sees.py"
+    script.write_text(SCRIPT_SEES)
+    monkeypatch.setattr(sys, "argv", ["typed.py", "x"])
+    main, seen = sys.modules["__main__"], {}
+    for way, run_it in {"runpy": runpy.run_path, "ours": run_path}.items():
+        monkeypatch.setattr(builtins, "SEEN", [], raising=False)
+        if way == "runpy":
+            run_it(str(script), run_name="__main__")
+        else:
+            run_it(str(script))
+        seen[way] = builtins.SEEN
+        assert sys.modules["__main__"] is main and sys.argv == ["typed.py", "x"]
+    assert seen["ours"] == seen["runpy"]
+    assert seen["ours"][1] == (True, str(script))
+
+
+def test_one_aes_gcm_op_loads_no_library_it_does_not_use(tmp_path):
+    # Loaded by the first op on a machine without engines: the provider and the software engine,
+    # not the big-integer, asyncio, TOML or libc-finding libraries, nor a CAAM driver with no
+    # block to drive.
+    unused = ["gmpy2", "importlib.metadata", "asyncio", "tomllib", "ctypes.util", "rich"]
+    if not os.path.exists("/proc/device-tree"):
+        unused.append("cryptoffload.caam.jr")
+    script = tmp_path / "one_op.py"
+    script.write_text(
+        "import sys\n"
+        "from cryptography.hazmat.primitives.ciphers.aead import AESGCM\n"
+        "AESGCM(bytes(16)).encrypt(bytes(12), b'one record', None)\n"
+        f"unused = tuple(name + '.' for name in {unused!r})\n"
+        "print(AESGCM.__module__, sorted(m for m in sys.modules if (m + '.').startswith(unused)))\n"
+    )
+    done = run(str(script))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "cryptoffload.aead []"
+
+
+@pytest.mark.parametrize("how", ["--policy", "CRYPTOFFLOAD_POLICY"])
+def test_a_bad_policy_is_refused_before_the_program_starts(tmp_path, how):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[unclosed\n")
+    script = tmp_path / "app.py"
+    script.write_text("open('ran', 'w').close()\n")
+    options = ["--policy", str(bad)] if how == "--policy" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "cryptoffload", "run", *options, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, **({how: str(bad)} if how != "--policy" else {})},
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("cryptoffload run: ") and "not valid TOML" in done.stderr
+    assert not (tmp_path / "ran").exists()

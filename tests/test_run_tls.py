@@ -71,3 +71,26 @@ def test_install_tls_reaches_a_python_child(tmp_path):
     assert proc.returncode == 0, proc.stderr
     data = json.loads(counters.read_text())
     assert data["processes"] == 2 and len(data["kernel_tls"]["connections"]) == 2
+
+
+def test_tls_hooks_ssl_when_the_program_imports_it_and_builds_no_provider_before_a_connection(
+    tmp_path,
+):
+    script = tmp_path / "imports_ssl.py"
+    script.write_text(
+        "import sys\n"
+        "print('ssl' in sys.modules, 'cryptoffload.ktls.hook' in sys.modules)\n"
+        "import urllib.request  # ssl imported by the standard library, not the program\n"
+        "import ssl\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('cryptoffload.provider', "
+        "'cryptography')))\n"
+        "print(ssl.SSLContext.sslsocket_class.__module__, loaded)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "cryptoffload", "run", "--tls", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["False False", "cryptoffload.ktls.hook []"]

@@ -3,20 +3,23 @@ else run in the loop's default executor; routed, fallen back and counted as ``La
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import functools
 import logging
+import types
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.errors import OffloadRequired, Unavailable
 from cryptoffload.lane import Lane
 from cryptoffload.ops import Op, is_answer
 from cryptoffload.validate import validate_op
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["call", "completion_fd", "offload", "run", "starts"]
 
@@ -38,6 +41,16 @@ _watched: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, Any]] =
 )
 
 
+@functools.cache
+def _asyncio() -> types.ModuleType:
+    """asyncio, imported at the first awaited op (by then the program has imported it to run its
+    loop): the primitives import this module, and asyncio's import would cost a program that
+    does no asyncio (and `run`'s start-up) more than the rest of their imports."""
+    import asyncio
+
+    return asyncio
+
+
 def starts(lane: Lane) -> bool:
     """Whether some engine on ``lane``'s route can start an op without waiting (``start``)."""
     return any(getattr(route.engine, "start", None) is not None for route in lane.routes)
@@ -53,7 +66,7 @@ def completion_fd(engine: Any) -> int | None:
 async def call(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` in the running loop's default executor, in this task's context (so that a
     ``using`` block's provider is in force there too)."""
-    loop = asyncio.get_running_loop()
+    loop = _asyncio().get_running_loop()
     return await loop.run_in_executor(None, contextvars.copy_context().run, fn, *args)
 
 
@@ -89,7 +102,7 @@ async def run(lane: Lane, op: Op, checked: bool = False) -> Any:
     """
     if not checked:
         validate_op(op)
-    loop = asyncio.get_running_loop()
+    loop = _asyncio().get_running_loop()
     size = op.size
     declines: dict[str, str] = {}
     for route in lane.routes:
@@ -216,7 +229,7 @@ def _deliver(future: asyncio.Future[Outcome], outcome: Outcome) -> None:
 def _running(loop: asyncio.AbstractEventLoop) -> bool:
     """Whether this thread is running ``loop``."""
     try:
-        return asyncio.get_running_loop() is loop
+        return _asyncio().get_running_loop() is loop
     except RuntimeError:
         return False
 

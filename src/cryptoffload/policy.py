@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import functools
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
-
-import tomli_w
 
 from cryptoffload.adaptive import AdaptiveSettings
 from cryptoffload.names import all_algorithms
@@ -35,6 +30,8 @@ def _check_algorithm(name: str, pattern: str) -> None:
         return
     glob = any(c in pattern for c in "*?[")
     what = "matches no algorithm name" if glob else "is not an algorithm name"
+    import difflib  # here and in load and save: a program's start-up need not load them
+
     close = [repr(c) for c in difflib.get_close_matches(pattern.lower(), known, n=3)]
     listed = " or ".join(filter(None, [", ".join(close[:-1]), *close[-1:]]))
     hint = f"did you mean {listed}?" if close else "expected a name like aes-128-gcm"
@@ -314,6 +311,9 @@ class Policy:
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, source: str | None = None) -> Policy:
         """Read a policy file (TOML); errors start with ``source`` (default: the path)."""
+        import tomllib
+        from pathlib import Path
+
         path = Path(path)
         source = source or str(path)
         try:
@@ -329,6 +329,10 @@ class Policy:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write this policy as TOML."""
+        from pathlib import Path
+
+        import tomli_w
+
         Path(path).write_text(tomli_w.dumps(self.to_dict()), encoding="utf-8")
 
     @classmethod

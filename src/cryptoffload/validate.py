@@ -6,12 +6,12 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import gmpy2
 from cryptography.exceptions import InvalidTag, UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
 
 from cryptoffload.blocks import ivs, pkcs1
+from cryptoffload.blocks._gmp import gmp
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.names import (
     CIPHER_FAMILIES,
@@ -248,6 +248,7 @@ def ffc_public_value(p: int, q: int, y: int, name: str = "the group") -> None:
     """SP 800-56A 5.6.2.3.1 for any FFC group (p, q): 2 <= y <= p - 2 and y^q = 1 mod p."""
     if not 2 <= y <= p - 2:
         raise ValueError(f"peer public value is out of range 2 <= y <= p - 2 for {name}")
+    gmpy2 = gmp()
     in_subgroup = gmpy2.legendre(y, p) == 1 if p == 2 * q + 1 else gmpy2.powmod(y, q, p) == 1
     if not in_subgroup:
         raise ValueError(f"peer public value is not in the prime-order subgroup of {name}")

@@ -12,10 +12,13 @@ import functools
 import secrets
 from dataclasses import dataclass
 
-import gmpy2
-
 from cryptoffload.blocks import der
+from cryptoffload.blocks._gmp import gmp
 from cryptoffload.blocks.ffdhe import group_for_prime
+
+TYPE_CHECKING = False  # gmpy2 is loaded at its first use (blocks._gmp)
+if TYPE_CHECKING:
+    import gmpy2
 
 #: Smallest and largest moduli taken, as `cryptography` and OpenSSL take them.
 MIN_MODULUS_BITS = 512
@@ -91,7 +94,7 @@ class PrivateKey:
 
 @functools.lru_cache(maxsize=64)
 def _mpz(p: int) -> gmpy2.mpz:
-    return gmpy2.mpz(p)
+    return gmp().mpz(p)
 
 
 @functools.lru_cache(maxsize=256)
@@ -105,6 +108,7 @@ def parameters_valid(p: int, g: int, q: int | None) -> bool:
     known = group_for_prime(p)
     if known is not None and q in (None, known.q) and g == known.g:
         return True
+    gmpy2 = gmp()
     if q is not None:
         if not 1 < q < p or p % q != 1 or gmpy2.powmod(g, q, p) != 1:
             return False
@@ -129,6 +133,7 @@ def generate_parameters(generator: int, key_size: int) -> Params:
         raise ValueError("DH generator must be 2 or 5")
     if key_size > MAX_MODULUS_BITS:
         raise ValueError("Unable to generate DH parameters")
+    gmpy2 = gmp()
     step, residue = (24, 23) if generator == 2 else (60, 59)
     small = gmpy2.primorial(2000)
     while True:
@@ -157,14 +162,14 @@ def new_private_key(params: Params) -> PrivateKey:
         x = (1 << bits) | secrets.randbits(bits)
         if q is not None and x >= q:  # p too small for the RFC size: stay below q
             x = secrets.randbelow(q - 1) + 1
-    y = int(gmpy2.powmod_sec(params.g, x, _mpz(params.p)))
+    y = int(gmp().powmod_sec(params.g, x, _mpz(params.p)))
     return PrivateKey(params, x, y)
 
 
 def agree(key: PrivateKey, peer_y: int) -> bytes:
     """y_peer^x mod p as big-endian bytes the length of p; ValueError if it is 1 (or 0)."""
     p = _mpz(key.params.p)
-    z = gmpy2.powmod_sec(peer_y, key.x, p)
+    z = gmp().powmod_sec(peer_y, key.x, p)
     if z <= 1:
         raise ValueError("Error computing shared key.")
     return int(z).to_bytes((key.params.bits + 7) // 8, "big")
@@ -245,7 +250,7 @@ def read_private_key(data: bytes, *, v2: bool = False) -> PrivateKey | None:
     check_parameters(params)
     if not 0 < x < params.p - 1:
         raise ValueError("Invalid DH private value")
-    y = int(gmpy2.powmod_sec(params.g, x, _mpz(params.p)))
+    y = int(gmp().powmod_sec(params.g, x, _mpz(params.p)))
     if public is not None and public != y:
         raise der.DerError("the PKCS #8 public key does not match the private key")
     return PrivateKey(params, x, y)

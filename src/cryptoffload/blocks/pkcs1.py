@@ -7,12 +7,12 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import gmpy2
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding as _padding
 from cryptography.hazmat.primitives.asymmetric import utils as _asym_utils
 
+from cryptoffload.blocks._gmp import gmp
 from cryptoffload.errors import NoResult
 
 __all__ = [
@@ -121,7 +121,7 @@ def rsa_public_raw(c: int, n: int, e: int) -> int:
     """RSAEP / RSAVP1: ``c ** e mod n``."""
     if not 0 < c < n:
         raise ValueError(_RANGE_ERROR)
-    return int(gmpy2.powmod(c, e, n))
+    return int(gmp().powmod(c, e, n))
 
 
 def rsa_private_raw(
@@ -142,11 +142,12 @@ def rsa_private_raw(
         raise ValueError(_RANGE_ERROR)
     crt = (p, q, dmp1, dmq1, iqmp)
     if all(v is None for v in crt):
-        return int(gmpy2.powmod(m, d, n))
+        return int(gmp().powmod(m, d, n))
     if p is None or q is None or dmp1 is None or dmq1 is None or iqmp is None:
         raise ValueError("give all of p, q, dmp1, dmq1, iqmp for the CRT, or none of them")
-    m1 = int(gmpy2.powmod(m, dmp1, p))
-    m2 = int(gmpy2.powmod(m, dmq1, q))
+    powmod = gmp().powmod
+    m1 = int(powmod(m, dmp1, p))
+    m2 = int(powmod(m, dmq1, q))
     h = (iqmp * (m1 - m2)) % p
     return m2 + h * q
 

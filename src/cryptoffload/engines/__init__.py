@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from typing import Any
 
-from cryptoffload.errors import UnknownEngine
+#: `typing` is for type checkers only: `run` may need this module at start-up (see
+#: may_discover_any), and typing's import loads re.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-Factory = Callable[[str], Any]
+#: Builds an engine from a spec's options (the text after ``kind:``).
+Factory = Callable[[str], object]
 
 
 def _software(arg: str) -> Any:
     from cryptoffload.engines.software import SoftwareEngine
+    from cryptoffload.errors import UnknownEngine
 
     if arg:
         raise UnknownEngine(f"the software engine takes no options, got 'software:{arg}'")
@@ -81,6 +87,8 @@ def from_spec(spec: str) -> Any:
     kind, _, arg = spec.partition(":")
     factory = FACTORIES.get(kind)
     if factory is None:
+        from cryptoffload.errors import UnknownEngine
+
         raise UnknownEngine(
             f"unknown engine {kind!r} in spec {spec!r}; this version has: {', '.join(FACTORIES)}"
         )
@@ -90,3 +98,47 @@ def from_spec(spec: str) -> Any:
 def discover() -> list[Any]:
     """One engine of every kind this package has, other than software, to probe on this machine."""
     return [from_spec(kind) for kind in FACTORIES if kind not in NOT_DISCOVERED]
+
+
+# -- whether discover may find anything, without importing an engine ----------------------------
+# Each answers False only where the kind's probe (with no options) certainly finds no device, by
+# its own first check; True where it may: the engine's module and probe then decide.
+
+
+def _afalg_may_be_here() -> bool:
+    import _socket  # socket's C part: the socket module's import costs more than this whole check
+
+    family = getattr(_socket, "AF_ALG", None)
+    if family is None:
+        return False
+    try:
+        _socket.socket(family, _socket.SOCK_SEQPACKET).close()
+    except OSError:
+        return False
+    return True
+
+
+def _cryptodev_may_be_here() -> bool:
+    return os.path.exists("/dev/crypto")
+
+
+def _caam_may_be_here() -> bool:
+    return os.path.exists("/proc/device-tree")  # where a SEC/CAAM block is described
+
+
+#: Per kind ``discover`` builds: whether its device may be on this machine (a kind without an
+#: entry, such as one given to :func:`register`, may always be).
+MAY_BE_HERE: dict[str, Callable[[], bool]] = {
+    "afalg": _afalg_may_be_here,
+    "cryptodev": _cryptodev_may_be_here,
+    "caam": _caam_may_be_here,
+}
+
+
+def may_discover_any() -> bool:
+    """Whether :func:`discover`'s engines may include an available one: False only when the
+    device of every kind is certainly absent, found out without importing any engine module
+    (what deciding that a program's ``hashlib`` stays Python's needs, at start-up cost)."""
+    return any(
+        MAY_BE_HERE.get(kind, lambda: True)() for kind in FACTORIES if kind not in NOT_DISCOVERED
+    )

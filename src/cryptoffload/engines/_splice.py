@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import fcntl
+import functools
 import os
 from typing import Any
 
@@ -22,9 +22,14 @@ class _IoVec(ctypes.Structure):
     _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
 
 
-def _load_vmsplice() -> Any:
+@functools.cache
+def _vmsplice() -> Any:
+    """libc's vmsplice, or None; looked up at first need: finding libc (ctypes.util, which runs
+    ldconfig) is not for every program that builds an engine list."""
     if not hasattr(os, "splice"):
         return None
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         fn = libc.vmsplice
@@ -35,8 +40,10 @@ def _load_vmsplice() -> Any:
     return fn
 
 
-_vmsplice = _load_vmsplice()
-AVAILABLE = _vmsplice is not None
+def __getattr__(name: str) -> Any:
+    if name == "AVAILABLE":  # whether vmsplice can be called here
+        return _vmsplice() is not None
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def address_of(data: Any) -> int:
@@ -68,11 +75,12 @@ class SplicePipe:
         """Move ``data[start:stop]`` into ``sock_fd`` without copying it; the last piece ends
         the request (no SPLICE_F_MORE)."""
         base = address_of(data)
+        vmsplice = _vmsplice()
         stop = len(data) if stop is None else stop
         done = start
         while done < stop:
             iov = _IoVec(base + done, min(stop - done, self.size))
-            moved = _vmsplice(self.write_fd, ctypes.byref(iov), 1, 0)
+            moved = vmsplice(self.write_fd, ctypes.byref(iov), 1, 0)
             if moved <= 0:
                 err = ctypes.get_errno()
                 raise OSError(err, os.strerror(err) if err else "vmsplice moved nothing")

@@ -165,7 +165,7 @@ class AfalgEngine:
             raise ValueError(f"splice must be one of {', '.join(SPLICE_CHOICES)}, got {splice!r}")
         self.driver = driver
         #: Which drivers' cipher requests are spliced rather than copied, and from what size.
-        self.splice = splice if _splice.AVAILABLE else "never"
+        self.splice = splice if splice == "never" or _splice.AVAILABLE else "never"
         self.splice_min = splice_min
         self._splice_algs: frozenset[str] = frozenset()
         self.allow_software = allow_software or driver is not None

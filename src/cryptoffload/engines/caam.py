@@ -85,14 +85,20 @@ class CaamEngine:
         releases what the first opened (a device process, a ring) before opening again."""
         if self._driver is not None or self._transport is not None:
             self.close()
-        from cryptoffload.caam.jr.boards import BoardError
+        try:
+            transport = self._open_transport()
+        except (OSError, EngineError, ValueError) as exc:
+            return Capabilities(False, _reason(exc))
+        except RuntimeError as exc:
+            from cryptoffload.caam.jr.boards import BoardError
+
+            if not isinstance(exc, BoardError):
+                raise
+            return Capabilities(False, _reason(exc))
+        # The driver only once there is a block: a machine without one (most) need not load it.
         from cryptoffload.caam.jr.driver import Driver
         from cryptoffload.caam.jr.jobs import CaamError, CaamUnavailable
 
-        try:
-            transport = self._open_transport()
-        except (OSError, EngineError, ValueError, BoardError) as exc:
-            return Capabilities(False, _reason(exc))
         irq = getattr(transport, "irq", None)
         complete = self._complete or ("irq" if irq is not None else "poll")
         if complete == "irq" and irq is None:
@@ -923,9 +929,6 @@ def _reason(exc: BaseException) -> str:
 def _open_board(kwargs: dict[str, Any]) -> Any:
     """The transport of this machine's block: from the options, else from the device tree;
     with a UIO device, its interrupt as ``transport.irq``."""
-    from cryptoffload.caam.jr import boards
-    from cryptoffload.caam.jr.irq import Irq
-
     if "base" not in kwargs and "uio" not in kwargs:
         kwargs["base"] = int(_device_tree_base(), 0)
     if "pool" not in kwargs and "udmabuf" not in kwargs:
@@ -933,6 +936,9 @@ def _open_board(kwargs: dict[str, Any]) -> Any:
             "caam: no DMA memory: give pool=PHYS:SIZE (a range reserved with mem=) or "
             "udmabuf=N (a u-dma-buf device)"
         )
+    from cryptoffload.caam.jr import boards
+    from cryptoffload.caam.jr.irq import Irq
+
     transport = boards.open_board(**kwargs)
     if "uio" in kwargs:
         try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import platform
 from typing import Any
 
 from cryptography.hazmat.backends.openssl.backend import backend as _openssl
@@ -140,6 +139,8 @@ class SoftwareEngine:
 
     def probe(self) -> Capabilities:
         """Always available; reports the OpenSSL build and the machine."""
+        import platform
+
         return Capabilities(
             available=True,
             reason="",

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cryptoffload.ktls import kernel
-from cryptoffload.provider import current
 
 #: The counters' row for connections whose records the kernel did.
 ENGINE = "kernel-tls"
@@ -91,6 +90,8 @@ class Registry:
     def opened(self, conn: Connection) -> None:
         """Note ``conn`` as open, to be counted in the provider in force now when it closes."""
         if conn.provider is None:
+            from cryptoffload.provider import current  # here: `run --tls` hooks ssl at its import
+
             conn.provider = current()
         with self._lock:
             self._live[id(conn)] = conn
@@ -129,6 +130,8 @@ class Registry:
 
 
 def _count(conn: Connection) -> None:
+    from cryptoffload.provider import current
+
     counters = (conn.provider or current()).counters
     if conn.in_kernel:
         counters.count(ENGINE, conn.algorithm, conn.sent + conn.received)

@@ -3,8 +3,6 @@ the same in every command (``run`` too, which must start without loading the oth
 
 from __future__ import annotations
 
-import argparse
-
 
 def comma_list(text: str) -> list[str]:
     """Comma-separated items; commas inside parentheses stay, so a kernel template driver
@@ -35,6 +33,8 @@ def engine_list(text: str) -> list[str]:
         else:
             items.append(item)
     if not items:
+        import argparse  # here: `run` reads its options without it when it can (start-up time)
+
         raise argparse.ArgumentTypeError(
             f"no engine named in --engines: expected a comma-separated list of engine specs "
             f"(e.g. software,afalg:any), got {text!r}"

@@ -5,23 +5,35 @@ from __future__ import annotations
 
 import atexit
 import fcntl
-import json
 import os
-import pathlib
 import sys
-import uuid
+import types
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
-from cryptoffload.policy import Policy
-from cryptoffload.provider import Provider, current, set_default_provider
-from cryptoffload.stdlib import views as stdlib_views
 from cryptoffload.tools.redirect import HOOK
+
+try:
+    from _json import encode_basestring_ascii as _json_string
+except ImportError:  # an interpreter without json's C part
+    from json.encoder import encode_basestring_ascii as _json_string
+
+#: `typing` is for type checkers only: importing it loads `re`, a cost `run` pays at start-up.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from cryptoffload.policy import Policy
+    from cryptoffload.provider import Provider
+
+# The provider, its engines and policy and the stdlib views are imported where they are used:
+# `run` and the processes it starts import this module at start-up (see install_for_run).
 
 #: The variable a child process reads at start-up (JSON: engines, policy, only, counters, run).
 ENV = "CRYPTOFFLOAD_RUN"
 #: The folder whose ``sitecustomize`` reads it; put first on a child's PYTHONPATH.
-STARTUP = pathlib.Path(__file__).resolve().parent / "_startup"
+STARTUP = os.path.join(os.path.dirname(os.path.realpath(__file__)), "_startup")
+#: The variable naming the default provider's policy file (cryptoffload.policy.ENV_VAR).
+POLICY_ENV = "CRYPTOFFLOAD_POLICY"
 
 
 def install(
@@ -46,17 +58,11 @@ def install(
     With ``tls``, every ``ssl`` connection made from now on asks OpenSSL for kTLS (the kernel
     then does its records) and is counted under ``kernel-tls`` (:mod:`cryptoffload.ktls`).
     """
-    if only is not None:
-        only = [only] if isinstance(only, str) else list(only)
-        for name in only:
-            if not isinstance(name, str) or not name or "." in name:
-                raise ValueError(
-                    f"only takes top-level package names such as 'paramiko', got {name!r}"
-                )
-    if policy is not None and not isinstance(policy, Policy):
-        policy = Policy.load(policy)
-    if engines is not None or policy is not None:
-        set_default_provider(Provider(list(engines or ()), policy=policy))
+    from cryptoffload.provider import current
+    from cryptoffload.stdlib import views as stdlib_views
+
+    only = _checked_only(only)
+    _set_provider(engines, policy)
     HOOK.install(only)
     provider = current()
     HOOK.mirror_stdlib(stdlib_views(provider))
@@ -65,6 +71,86 @@ def install(
 
         hook.install()
     return provider
+
+
+def install_for_run(
+    engines: Sequence[Any] | None = None,
+    *,
+    only: Iterable[str] | None = None,
+    policy: Policy | str | os.PathLike[str] | None = None,
+    tls: bool = False,
+) -> None:
+    """:func:`install` as `run` and the processes it starts need it, starting in a few
+    milliseconds: the import hook now, and the rest when the program first needs it.
+
+    Without ``engines`` and ``policy``, the provider (the engines found, each probed) is built
+    by the program's first operation, or by its first import of ``hashlib`` or ``hmac``, which
+    decides their views from it (the default provider then; on a machine where no engine's
+    device may be, Python's modules without building it). With them, it is built here, as
+    :func:`install` builds it (a bad spec or policy is an error before the program starts), and
+    the views are decided from it at that first import. A policy file named by
+    ``CRYPTOFFLOAD_POLICY`` is read here for the same reason. With ``tls``, ``ssl`` connections
+    ask for kTLS from the moment the program imports ``ssl`` (at once if it is imported)."""
+    only = _checked_only(only)
+    provider = None
+    if engines is not None or policy is not None:
+        provider = _set_provider(engines, policy)
+    elif os.environ.get(POLICY_ENV):
+        from cryptoffload.policy import Policy
+
+        Policy.from_env()  # its errors now, not at the program's first operation
+    HOOK.install(only)
+    HOOK.mirror_stdlib_when_imported(lambda: _stdlib_views(provider))
+    if tls:
+        HOOK.call_when_imported("ssl", _install_kernel_tls)
+
+
+def _checked_only(only: Iterable[str] | None) -> list[str] | None:
+    if only is None:
+        return None
+    only = [only] if isinstance(only, str) else list(only)
+    for name in only:
+        if not isinstance(name, str) or not name or "." in name:
+            raise ValueError(f"only takes top-level package names such as 'paramiko', got {name!r}")
+    return only
+
+
+def _set_provider(
+    engines: Sequence[Any] | None, policy: Policy | str | os.PathLike[str] | None
+) -> Provider | None:
+    """The provider ``engines`` and ``policy`` make, made the default; None (the default left
+    as it is) without them."""
+    if engines is None and policy is None:
+        return None
+    from cryptoffload.policy import Policy
+    from cryptoffload.provider import Provider, set_default_provider
+
+    if policy is not None and not isinstance(policy, Policy):
+        policy = Policy.load(policy)
+    provider = Provider(list(engines or ()), policy=policy)
+    set_default_provider(provider)
+    return provider
+
+
+def _stdlib_views(provider: Provider | None) -> Mapping[str, types.ModuleType]:
+    """The hashlib and hmac views under ``provider``, or under the default provider (built now
+    if no operation has built it); none, without building it, where no engine may be found and
+    no policy file named (no engine to claim a hash, no policy to require its offload)."""
+    if provider is None and not os.environ.get(POLICY_ENV):
+        from cryptoffload import engines
+
+        if not engines.may_discover_any():
+            return {}
+    from cryptoffload.provider import default_provider
+    from cryptoffload.stdlib import views
+
+    return views(provider if provider is not None else default_provider())
+
+
+def _install_kernel_tls() -> None:
+    from cryptoffload.ktls import hook
+
+    hook.install()
 
 
 def uninstall() -> None:
@@ -95,14 +181,31 @@ def child_environment(
         "policy": policy,
         "only": list(only) if only else None,
         "counters": counters,
-        "run": run or uuid.uuid4().hex,
+        "run": run or os.urandom(16).hex(),
         "tls": tls,
     }
     out = dict(env)
-    out[ENV] = json.dumps(settings)
+    out[ENV] = _json(settings)
     paths = [str(STARTUP), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
     out["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return out
+
+
+def _json(value: object) -> str:
+    """``json.dumps(value)`` of the settings (None, bools, strings, lists and dicts of them),
+    without importing json: its import loads re and compiles patterns, which `run`'s start-up
+    does without."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_json, value)) + "]"
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return "{" + ", ".join(f"{_json(k)}: {_json(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"not a setting run passes on: {value!r}")
 
 
 def from_environment(env: Mapping[str, str] | None = None) -> bool:
@@ -111,8 +214,10 @@ def from_environment(env: Mapping[str, str] | None = None) -> bool:
     raw = (os.environ if env is None else env).get(ENV)
     if not raw:
         return False
+    import json
+
     settings = json.loads(raw)
-    install(
+    install_for_run(
         settings.get("engines"),
         only=settings.get("only"),
         policy=settings.get("policy"),
@@ -156,6 +261,8 @@ def _not_counters(text: str | bytes) -> str | None:
     """Why ``text`` is not what :func:`write_counters` writes, or None."""
     if len(text) > _COUNTERS_READ_LIMIT:
         return f"over {_COUNTERS_READ_LIMIT >> 20} MiB"
+    import json
+
     try:
         data = json.loads(text)
     except ValueError:
@@ -180,6 +287,9 @@ def write_counters(
     """Add this process's counters to the JSON file at ``path`` (under a lock: the processes of
     one run add up; a file left by another run is replaced). The shape is ``engines --json``'s,
     each engine row with its ``counters`` (algorithm -> ops, bytes, declined, faults)."""
+    import json
+
+    from cryptoffload.provider import current
     from cryptoffload.tools.engine_rows import engine_rows
 
     provider = current()

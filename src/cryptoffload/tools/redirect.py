@@ -18,22 +18,27 @@ the top-level packages named in ``only``) gets cryptoffload's mirror, module for
 Both ``builtins.__import__`` (the import statement) and ``importlib.import_module`` are hooked.
 
 Python's own ``hashlib`` and ``hmac`` are redirected the same way, to the views
-:func:`cryptoffload.stdlib.views` builds when ``install()`` sets the provider (see
-:meth:`ImportHook.mirror_stdlib`), except for the standard library's own importers (``hmac``,
-``uuid``, ``multiprocessing``...), which keep Python's modules, as `cryptography`'s and
-cryptoffload's do.
+:func:`cryptoffload.stdlib.views` builds when ``install()`` sets the provider, or under `run` at
+the program's first import of either (see :meth:`ImportHook.mirror_stdlib` and
+:meth:`ImportHook.mirror_stdlib_when_imported`), except for the standard library's own importers
+(``hmac``, ``uuid``, ``multiprocessing``...), which keep Python's modules, as `cryptography`'s
+and cryptoffload's do.
 """
 
 from __future__ import annotations
 
+import _thread  # not threading: `run` starts faster without it
 import builtins
 import importlib
 import importlib.util
 import sys
-import threading
 import types
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+
+#: `typing` is for type checkers only: importing it loads `re`, a cost `run` pays at start-up.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ROOT = "cryptography"
 PRIMITIVES = "cryptography.hazmat.primitives"
@@ -41,6 +46,10 @@ PRIMITIVES = "cryptography.hazmat.primitives"
 OTHER_MIRRORS = {"cryptography.fernet": "cryptoffload.fernet"}
 #: Importers that always see the real modules: `cryptography` itself, and this package.
 NEVER = frozenset({"cryptography", "cryptoffload"})
+#: The standard library's modules that redirected importers may see views of.
+STDLIB_MIRRORED = ("hashlib", "hmac")
+#: Stands for a view of the standard library decided at the first redirected import.
+_UNDECIDED: Any = object()
 
 
 def mirror_of(name: str) -> str | None:
@@ -117,9 +126,15 @@ class ImportHook:
     def __init__(self) -> None:
         self.only: frozenset[str] | None = None
         self._views: dict[str, PackageView] = {}
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self._saved: tuple[Any, Any] | None = None
         self._stdlib: dict[str, types.ModuleType] = {}
+        self._decide_stdlib: Callable[[], Mapping[str, types.ModuleType]] | None = None
+        self._deciding = _thread.allocate_lock()
+        #: The thread deciding the views, while it does.
+        self._decider: int | None = None
+        #: Module name -> what to call once it is imported (see call_when_imported).
+        self._waiting: dict[str, Callable[[], None]] = {}
 
     # -- installing -------------------------------------------------------------------------
     @property
@@ -138,11 +153,35 @@ class ImportHook:
     def mirror_stdlib(self, views: Mapping[str, types.ModuleType]) -> None:
         """What a redirected importer gets for the standard library's modules named in
         ``views`` (``hashlib``, ``hmac``): the rest of the standard library stays Python's."""
-        self._stdlib = dict(views)
+        with self._deciding:
+            self._decide_stdlib = None
+            self._stdlib = dict(views)
+
+    def mirror_stdlib_when_imported(
+        self, decide: Callable[[], Mapping[str, types.ModuleType]]
+    ) -> None:
+        """As :meth:`mirror_stdlib` with the views ``decide()`` returns, called at the first
+        import of ``hashlib`` or ``hmac`` by a redirected importer (so that a program that never
+        imports them never pays for deciding them: building the provider, probing engines)."""
+        with self._deciding:
+            self._decide_stdlib = decide
+            self._stdlib = dict.fromkeys(STDLIB_MIRRORED, _UNDECIDED)
+
+    def call_when_imported(self, name: str, then: Callable[[], None]) -> None:
+        """Call ``then()`` once, as soon as an import of the module ``name`` (an ``import``
+        statement or ``importlib.import_module``, in any module) has completed; now, if it has
+        been imported already."""
+        if name in sys.modules:
+            then()
+        else:
+            self._waiting[name] = then
 
     def uninstall(self) -> None:
         """Give imports back to Python; modules already imported keep what they got."""
-        self._stdlib = {}
+        with self._deciding:
+            self._decide_stdlib = None
+            self._stdlib = {}
+        self._waiting = {}
         if self._saved is None:
             return
         original_import, original_import_module = self._saved
@@ -186,6 +225,29 @@ class ImportHook:
                 view = self._views.setdefault(real.__name__, PackageView(self, real))
         return view
 
+    def _stdlib_view(self, name: str) -> types.ModuleType | None:
+        """The view of ``name`` once decided (deciding it now if it is not): None for Python's
+        own module, which an import made while deciding gets too."""
+        if self._decider == _thread.get_ident():
+            return None
+        with self._deciding:
+            decide = self._decide_stdlib
+            if decide is not None:
+                self._decider = _thread.get_ident()
+                try:
+                    self._stdlib = dict(decide())
+                    self._decide_stdlib = None
+                finally:
+                    self._decider = None
+            view = self._stdlib.get(name)
+        return None if view is _UNDECIDED else view
+
+    def _imported(self, name: str) -> None:
+        """Call what waits for ``name``, whose import has just completed."""
+        then = self._waiting.pop(name, None)
+        if then is not None:
+            then()
+
     # -- the hooks --------------------------------------------------------------------------
     def _import(
         self,
@@ -197,12 +259,16 @@ class ImportHook:
     ) -> Any:
         assert self._saved is not None
         result = self._saved[0](name, globals, locals, fromlist, level)
+        if self._waiting and not level:
+            self._imported(name)
         if level:
             return result
         if not _is_cryptography(name):
             view = self._stdlib.get(name)
             if view is not None and self.redirects_stdlib(_importer(globals)):
-                return view
+                if view is _UNDECIDED:
+                    view = self._stdlib_view(name)
+                return result if view is None else view
             return result
         if not self.redirects(_importer(globals)):
             return result
@@ -220,10 +286,14 @@ class ImportHook:
         assert self._saved is not None
         module = self._saved[1](name, package)
         absolute = module.__name__
+        if self._waiting:
+            self._imported(absolute)
         if not _is_cryptography(absolute):
             view = self._stdlib.get(absolute)
             if view is not None and self.redirects_stdlib(_importer(None)):
-                return view
+                if view is _UNDECIDED:
+                    view = self._stdlib_view(absolute)
+                return module if view is None else view
             return module
         if not self.redirects(_importer(None)):
             return module

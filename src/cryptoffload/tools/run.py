@@ -7,24 +7,29 @@ cryptoffload's modules (and those of the Python processes it starts), as `covera
 
 from __future__ import annotations
 
-import argparse
+import importlib.util
+import io
 import os
 import runpy
 import sys
-import traceback
 import types
-import uuid
 from collections.abc import Sequence
 
-from cryptoffload.errors import CryptoffloadError
 from cryptoffload.tools.engine_specs import engine_list
 from cryptoffload.tools.install import (
     check_counters_path,
     child_environment,
-    install,
+    install_for_run,
     write_counters,
 )
 from cryptoffload.tools.redirect import ImportHook
+
+# A wrapper's start-up is its users' cost on every run of a short program: this module loads
+# argparse (and with it re) only for the command lines it cannot read plainly (see main), and
+# typing not at all.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 #: Options of ``run`` that take a value (everything after the target is the program's).
 _VALUED = ("--engines", "--engine", "--policy", "--counters", "--only")
@@ -95,15 +100,72 @@ def main(argv: Sequence[str]) -> int:
     """``python -m cryptoffload run ...`` without loading the other commands (start-up matters
     for a wrapper): the program's exit status, or 2 for bad use."""
     own, program_args = split(argv)
-    parser = argparse.ArgumentParser(prog="cryptoffload run", usage=USAGE, description=DESCRIPTION)
-    add_arguments(parser)
-    args = parser.parse_args(own)
+    args = read_plainly(own)
+    if args is None:  # argparse's answer: help, an abbreviation, or its words for an error
+        import argparse
+
+        parser = argparse.ArgumentParser(
+            prog="cryptoffload run", usage=USAGE, description=DESCRIPTION
+        )
+        add_arguments(parser)
+        args = parser.parse_args(own)
     args.program_args = program_args
     try:
         return cmd_run(args)
-    except (CryptoffloadError, ValueError, OSError) as exc:
+    except Exception as exc:
+        from cryptoffload.errors import CryptoffloadError  # only now: it loads `cryptography`
+
+        if not isinstance(exc, (CryptoffloadError, ValueError, OSError)):
+            raise
         print(f"cryptoffload run: {exc}", file=sys.stderr)
         return 2
+
+
+#: ``run``'s options that take a value, as :func:`read_plainly` reads them: where each goes.
+_DESTINATIONS = {
+    "--engines": "specs",
+    "--engine": "specs",
+    "--policy": "policy",
+    "--counters": "counters",
+    "--only": "only",
+    "-m": "module",
+}
+
+
+def read_plainly(own: Sequence[str]) -> types.SimpleNamespace | None:
+    """``run``'s own arguments (:func:`split`'s first list) as the parser of
+    :func:`add_arguments` reads them, when they are written plainly: each option in full, its
+    value the next argument (not starting with ``-``), the script last. None for anything else
+    (``--help``, ``--engines=x``, an abbreviation, a value missing or refused), which only
+    argparse may answer."""
+    read: dict[str, object] = dict.fromkeys(("specs", "policy", "counters", "only"))
+    read.update(tls=False, module=None, script=None, func=cmd_run, program_args=[])
+    i = 0
+    while i < len(own):
+        token = own[i]
+        if token == "--tls":
+            read["tls"] = True
+            i += 1
+            continue
+        dest = _DESTINATIONS.get(token)
+        if dest is None:
+            if token.startswith("-") or i != len(own) - 1:
+                return None
+            read["script"] = token
+            break
+        if i + 1 == len(own) or own[i + 1].startswith("-"):
+            return None
+        value = own[i + 1]
+        if dest == "specs":
+            try:
+                specs = engine_list(value)
+            except Exception:
+                return None
+            read["specs"] = [*(read["specs"] or ()), *specs]  # type: ignore[misc]
+        else:
+            read[dest] = value
+        i += 2
+    return types.SimpleNamespace(**read)
 
 
 def split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -126,7 +188,7 @@ def split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-def cmd_run(args: argparse.Namespace, console: object = None) -> int:
+def cmd_run(args: argparse.Namespace | types.SimpleNamespace, console: object = None) -> int:
     """Install the hook here and for children, run the target, write the counters; the
     program's exit status."""
     if bool(args.module) == bool(args.script):
@@ -145,8 +207,8 @@ def cmd_run(args: argparse.Namespace, console: object = None) -> int:
     if unreadable:
         print(f"cryptoffload run: {unreadable}", file=sys.stderr)
         return 2  # as python's for a script it cannot open
-    install(specs or None, only=only, policy=policy, tls=args.tls)
-    run_id = uuid.uuid4().hex
+    install_for_run(specs or None, only=only, policy=policy, tls=args.tls)
+    run_id = os.urandom(16).hex()
     env = child_environment(
         os.environ,
         engines=specs,
@@ -190,7 +252,7 @@ def _run_target(module: str | None, script: str | None, program_args: list[str])
             sys.argv = [script, *program_args]
             path = os.path.abspath(script)  # python's __file__ and messages are absolute
             sys.path[0] = os.path.dirname(path)
-            runpy.run_path(path, run_name="__main__")
+            run_path(path)
     except SystemExit as exc:
         return _exit_status(exc.code)
     except KeyboardInterrupt:
@@ -202,6 +264,59 @@ def _run_target(module: str | None, script: str | None, program_args: list[str])
         if saved_path0 is not None:
             sys.path[0] = saved_path0
     return 0
+
+
+def run_path(path: str) -> None:
+    """``runpy.run_path(path, run_name="__main__")``. A Python source file runs here as runpy
+    runs it (in a ``__main__`` module of its own while it runs, ``sys.argv[0]`` its path), without
+    runpy's import of pkgutil, which loads typing and re on Python 3.11: a third of `run`'s
+    start-up. Anything else (a directory, a zip file, a compiled file) is runpy's to run."""
+    if _path_importer(path) is not None:
+        runpy.run_path(path, run_name="__main__")
+        return
+    with io.open_code(path) as f:
+        source = f.read()
+    if source.startswith(importlib.util.MAGIC_NUMBER):
+        runpy.run_path(path, run_name="__main__")
+        return
+    code = compile(source, path, "exec")
+    module = types.ModuleType("__main__")
+    module.__dict__.update(
+        __name__="__main__",
+        __file__=path,
+        __cached__=None,
+        __doc__=None,
+        __loader__=None,
+        __package__="",
+        __spec__=None,
+    )
+    saved_main, saved_argv0 = sys.modules.get("__main__"), sys.argv[0]
+    sys.modules["__main__"], sys.argv[0] = module, path
+    try:
+        exec(code, module.__dict__)
+    finally:
+        sys.argv[0] = saved_argv0
+        if saved_main is None:
+            del sys.modules["__main__"]
+        else:
+            sys.modules["__main__"] = saved_main
+
+
+def _path_importer(path: str) -> object | None:
+    """``pkgutil.get_importer(path)``: what the path hooks make of ``path`` as a sys.path entry
+    (None for a file that is neither a directory nor a zip file)."""
+    try:
+        return sys.path_importer_cache[path]
+    except KeyError:
+        pass
+    for hook in sys.path_hooks:
+        try:
+            importer = hook(path)
+        except ImportError:
+            continue
+        sys.path_importer_cache[path] = importer
+        return importer
+    return None
 
 
 def _uncaught(exc: BaseException) -> int:
@@ -216,6 +331,8 @@ def _uncaught(exc: BaseException) -> int:
     try:
         sys.excepthook(type(exc), exc, tb)
     except Exception as hook_failed:
+        import traceback
+
         print("Error in sys.excepthook:", file=sys.stderr)
         below_us = hook_failed.__traceback__ and hook_failed.__traceback__.tb_next
         traceback.print_exception(type(hook_failed), hook_failed, below_us, chain=False)
