@@ -283,9 +283,9 @@ MUTANTS = [
 
 
 def export(to: Path, worktree: bool) -> None:
-    """A private copy of what the tests need (src/, tests/, pyproject, README): as committed
+    """A private copy of what the tests need (src/, tests/, pyproject, README, docs/): as committed
     (HEAD), or as the working tree has them with ``worktree``."""
-    names = ("src", "tests", "pyproject.toml", "README.md")
+    names = ("src", "tests", "pyproject.toml", "README.md", "docs")
     if not worktree:
         archive = subprocess.run(
             ["git", "archive", "HEAD", *names], cwd=ROOT, capture_output=True, check=True

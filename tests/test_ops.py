@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pathlib
 from typing import Any
 
 import pytest
@@ -457,26 +456,3 @@ def test_cipher_out_must_be_a_writable_byte_view_with_room(out, error):
     op = ops.CipherOp("aes-128-ecb", "encrypt", KEY, None, bytes(48), out)
     with pytest.raises(error, match="out must"):
         validate.validate_op(op)
-
-
-def test_the_readme_table_lists_the_contract_as_the_code_has_it():
-    readme = pathlib.Path(__file__).parents[1] / "README.md"
-    section = readme.read_text().split("### The Op contract", 1)[1].split("\n## ", 1)[0]
-    documented: dict[tuple[str, str], set[str]] = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 3 or "/" not in cells[0] or cells[0].startswith("family"):
-            continue
-        fields = {f.strip(" []`") for f in cells[1].split(",")}
-        for part in cells[0].split(", "):
-            if "/" in part:
-                family, kinds = (x.strip() for x in part.split("/"))
-            else:
-                kinds = part
-            for kind in kinds.split(","):
-                documented[(family, kind.strip())] = fields
-    # "cipher / encrypt, decrypt" names the family once for two kinds.
-    expected = {
-        key: set(entry.required) | set(entry.optional) for key, entry in ops.CONTRACT.items()
-    }
-    assert documented == expected
