@@ -18,8 +18,10 @@ Per row: the median over rounds of ops/s and µs/op, the spread of µs/op (lowes
 round), the caller's CPU per op (every thread of this process) and the ratio of the median
 wall time per op to ``sync``'s on the same engine. Each engine's counters are checked after the
 run: a row is marked when the engine did not do every op it was given (software answered).
+Then, on a ``caam:device`` engine, the caller's CPU per job to put N prepared GCM jobs on the
+ring with N ``submit`` calls against one ``submit_many`` (``--no-submission`` skips it).
 Run: python benchmarks/inflight.py [--rounds N] [--ops N] [--inflight 1,4,16,64]
-                                   [--engines SPEC ...] [--workloads gcm,ecb16]
+                                   [--engines SPEC ...] [--workloads gcm,ecb16] [--no-submission]
 (default engines: caam:device=t2080 with its own timing, the same with latency=0.004, 4 ms per
 job, slower than the device process's Python model, so the modelled queueing engine governs, and
 software)
@@ -268,9 +270,15 @@ def main() -> None:
         help="skip the ring-submission part (caam:device engines)",
     )
     args = parser.parse_args()
-    widths = [int(n) for n in args.inflight.split(",")]
+    try:
+        widths = [int(n) for n in args.inflight.split(",")]
+    except ValueError:
+        parser.error(f"--inflight takes whole numbers separated by commas, got {args.inflight!r}")
     if args.ops < 1 or args.rounds < 1 or any(n < 1 for n in widths):
         parser.error("--ops, --rounds and every --inflight value must be at least 1")
+    unknown = set(args.workloads.split(",")) - set(WORKLOADS)
+    if unknown:
+        parser.error(f"unknown workload(s) {', '.join(sorted(unknown))}; known: gcm, ecb16")
     print(f"{args.ops} ops per round and form, median of {args.rounds} alternating rounds")
     print(
         f"{'engine':<20} {'workload':<26} {'form':<8} {'ops/s':>8} {'us/op':>8} "
