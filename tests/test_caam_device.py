@@ -176,6 +176,37 @@ def test_completion_fd_becomes_readable_and_service_reaps(device):
     transport.close()
 
 
+def test_a_thread_waiting_on_the_interrupt_wakes_when_another_thread_services_its_job(device):
+    # An event loop servicing the completion fd takes the interrupt a thread sleeping in the
+    # driver's wait was also waiting for (``encrypt_many`` in the loop's executor beside
+    # ``encrypt_async``): that thread must learn at once that its job was reaped, not at the
+    # end of its quarter-second sleep.
+    driver, transport = _driver(device)
+    stop = threading.Event()
+
+    def servicing() -> None:
+        import select
+
+        while not stop.is_set():
+            if select.select([driver.completion_fd], [], [], 0.05)[0]:
+                driver.service()
+
+    loop = threading.Thread(target=servicing)
+    loop.start()
+    try:
+        start = time.monotonic()
+        for i in range(20):
+            req = mdha.prepare_digest(driver, "sha256", bytes([i]) * 64).request()
+            assert driver.submit_many([req])[0].wait() == 0
+        elapsed = time.monotonic() - start
+    finally:
+        stop.set()
+        loop.join()
+        driver.close()
+        transport.close()
+    assert elapsed < 1.0, f"20 jobs took {elapsed:.2f} s: the waiter slept through its wake-up"
+
+
 def test_batches_coalesce_interrupts(device):
     driver, transport = _driver(device, coalesce=(8, 2000))
     try:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import struct
 import threading
+import weakref
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -152,6 +154,7 @@ class Driver(InFlight):
         self._errors: Counter[int] = Counter()
         self.complete = complete
         self._irq = irq if complete == "irq" else None
+        self._wake = _wake_pipe(self) if self._irq is not None else None
         self._coalesce = coalesce
         if self._irq is not None:
             self._ring.cfg = 0  # interrupts unmasked, no coalescing until a batch asks
@@ -565,3 +568,18 @@ class Driver(InFlight):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _wake_pipe(driver: Driver) -> tuple[int, int]:
+    """A non-blocking pipe for ``driver``'s wake-ups, closed when the driver is collected (not
+    at ``close``: a thread may still be leaving a wait on it then)."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    os.set_blocking(w, False)
+    weakref.finalize(driver, _close_both, r, w)
+    return r, w
+
+
+def _close_both(r: int, w: int) -> None:
+    os.close(r)
+    os.close(w)

@@ -11,6 +11,7 @@ from typing import Any
 
 from cryptoffload.caam import regs
 from cryptoffload.caam.desc.encoding import HDR_SHARED
+from cryptoffload.caam.jr.irq import nudge
 from cryptoffload.caam.jr.jobs import (
     FLUSHED,
     CaamError,
@@ -90,6 +91,9 @@ class InFlight:
     _counts: Counter[str]
     _errors: Counter[int]
     _irq: Any
+    #: With an interrupt: a pipe (read end, write end) by which a thread that reaped jobs wakes
+    #: the one sleeping on the interrupt.
+    _wake: tuple[int, int] | None
     #: Jobs done under the lock whose callbacks have yet to run (see ``_run_callbacks``).
     _called_back: deque[Job]
 
@@ -276,6 +280,10 @@ class InFlight:
                 tally.total()
         if self._waiters:
             self._cond.notify_all()
+        if self._polling and self._wake is not None:
+            # Another thread (an event loop's service) took the interrupt the one sleeping on
+            # it waits for: wake it, its job may be among these.
+            nudge(self._wake[1])
         return len(done)
 
     def _finish(self, job: Job, word: int, error: BaseException | None) -> None:
@@ -413,7 +421,8 @@ class InFlight:
             if self._called_back:  # jobs reaped for others: their callbacks need not wait
                 self._run_callbacks()
             left = deadline - time.monotonic() if deadline else 0.05
-            fired = self._irq.wait(max(0.0, min(left, 0.25)))
+            wake = self._wake[0] if self._wake is not None else None
+            fired = self._irq.wait(max(0.0, min(left, 0.25)), wake)
         finally:
             self._lock.acquire()
             self._polling = False

@@ -4,6 +4,7 @@ device process's socket."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import select
@@ -11,7 +12,7 @@ import struct
 
 from cryptoffload.caam.jr.jobs import DeviceLost
 
-__all__ = ["Irq", "IrqGone"]
+__all__ = ["Irq", "IrqGone", "drain", "nudge"]
 
 _ONE = struct.pack("=I", 1)
 
@@ -39,14 +40,19 @@ class Irq:
     def fileno(self) -> int:
         return self.fd
 
-    def wait(self, timeout: float | None) -> bool:
+    def wait(self, timeout: float | None, wake: int | None = None) -> bool:
         """Block up to ``timeout`` seconds (None: for ever) for the interrupt; True when it
-        fired (the line is then off until ``enable``); IrqGone when the fd ended."""
+        fired (the line is then off until ``enable``); IrqGone when the fd ended. ``wake``: a
+        fd that ends the wait early when readable (drained, False unless the interrupt fired
+        too)."""
+        fds = [self.fd] if wake is None else [self.fd, wake]
         try:
-            readable, _, _ = select.select([self.fd], [], [], timeout)
+            readable, _, _ = select.select(fds, [], [], timeout)
         except InterruptedError:
             return False
-        if not readable:
+        if wake is not None and wake in readable:
+            drain(wake)
+        if self.fd not in readable:
             return False
         try:
             data = os.read(self.fd, 4)
@@ -74,3 +80,18 @@ class Irq:
         if self._owns and self.fd >= 0:
             os.close(self.fd)
         self.fd = -1
+
+
+def nudge(fd: int) -> None:
+    """Make ``fd`` (a non-blocking pipe's write end) readable at its other end."""
+    with contextlib.suppress(BlockingIOError):  # full: readable already
+        os.write(fd, b"\0")
+
+
+def drain(fd: int) -> None:
+    """Read what is waiting on ``fd`` (a non-blocking pipe's read end)."""
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
