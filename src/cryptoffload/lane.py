@@ -439,7 +439,7 @@ class Lane(LaneCore):
     def admits(self, route: _Route, size: int, declines: dict[str, str]) -> bool:
         """Whether ``route``'s engine is to be offered an op of ``size`` bytes; if not, its
         decline is counted and its reason put in ``declines`` (by engine name)."""
-        if route.admits(size):
+        if route.floor <= size <= route.ceiling:  # _Route.admits, inline: once per op and route
             return True
         self.refuse(route, size, declines)
         return False
@@ -602,10 +602,12 @@ class Lane(LaneCore):
             admitted = [i for i in waiting if self.admits(route, ops[i].size, declines[i])]
             answers = _attempt_all(route.engine, [ops[i] for i in admitted])
             for i, answer in zip(admitted, answers, strict=True):
-                ok = not isinstance(answer, Exception)
-                if self.settle(route, ops[i], declines[i], ok, answer):
-                    results[i] = answer
-                    declines.pop(i)
+                if not isinstance(answer, Exception):
+                    self.answered(route, ops[i].size)
+                elif not self.settle(route, ops[i], declines[i], False, answer):
+                    continue
+                results[i] = answer
+                declines.pop(i)
             waiting = [i for i in waiting if i in declines]
         for i in waiting:
             try:
