@@ -6,24 +6,19 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import logging
 import types
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from cryptoffload.devicekey import DeviceKeyError
-from cryptoffload.errors import OffloadRequired, Unavailable
 from cryptoffload.lane import Lane
-from cryptoffload.ops import Op, is_answer
+from cryptoffload.ops import Op
 from cryptoffload.validate import validate_op
 
 if TYPE_CHECKING:
     import asyncio
 
 __all__ = ["call", "completion_fd", "offload", "run", "starts"]
-
-log = logging.getLogger("cryptoffload")
 
 #: One engine's outcome once counted: (final, ok, value). final: the op's answer (return value
 #: if ok, else raise it); not final: a decline or a fault, the next engine or software goes on.
@@ -89,7 +84,7 @@ async def offload(
 
 def _admitted(lane: Lane, size: int) -> bool:
     """Whether some engine on ``lane``'s route takes an op of ``size`` bytes."""
-    return any(route.floor <= size <= route.ceiling for route in lane.routes)
+    return any(route.admits(size) for route in lane.routes)
 
 
 async def run(lane: Lane, op: Op, checked: bool = False) -> Any:
@@ -106,19 +101,16 @@ async def run(lane: Lane, op: Op, checked: bool = False) -> Any:
     size = op.size
     declines: dict[str, str] = {}
     for route in lane.routes:
-        if route.floor <= size <= route.ceiling:
+        if lane.admits(route, size, declines):
             settle = functools.partial(_settle, lane, route, op, declines)
             final, ok, value = await _attempt(loop, route.engine, op, settle)
             if final:
                 if ok:
                     return value
                 raise value
-        else:
-            lane._declined(route, declines, route.refusal(size) or "unsupported")
-    if lane.required:
-        raise OffloadRequired(lane.alg, declines)
+    lane.allow_software(declines)  # offload required: no hop to a thread to say so
     ok, value = await loop.run_in_executor(
-        None, contextvars.copy_context().run, _capture, _software, lane, op
+        None, contextvars.copy_context().run, _capture, lane.software_answer, op, declines
     )
     if ok:
         return value
@@ -133,41 +125,12 @@ def _capture(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
         return False, exc
 
 
-def _software(lane: Lane, op: Op) -> Any:
-    """Software's answer to ``op``, counted whether a result or a rejection (as Lane.run)."""
-    try:
-        result = lane.provider.software.run(op)
-    except DeviceKeyError:
-        raise  # a key only its device can use: nothing was done
-    except BaseException:
-        lane._cell.add(op.size)
-        raise
-    lane._cell.add(op.size)
-    return result
-
-
 def _settle(
     lane: Lane, route: Any, op: Op, declines: dict[str, str], ok: bool, value: Any
 ) -> Outcome:
-    """Count one engine's outcome for ``op`` as Lane.run counts it, on whatever thread it
-    arrives: a result or an answer (a failed check...) for the engine, a decline with its
-    reason, a fault."""
-    if ok:
-        lane._answered(route, op.size)
-        return True, True, value
-    if isinstance(value, Unavailable):
-        lane._declined(route, declines, value.reason)
-        return False, False, value
-    if isinstance(value, DeviceKeyError):
-        return True, False, value  # the device key's own engine cannot open it: nobody can
-    if is_answer(op, value):  # InvalidTag, InvalidSignature...: the engine's answer
-        lane._answered(route, op.size)
-        return True, False, value
-    route.cell.fault()
-    log.debug("engine %s faulted on %s: %s", route.name, op.alg, type(value).__name__)
-    declines[route.name] = "fault"
-    lane.provider.watch.miss(route.name, "fault")
-    return False, False, value
+    """One engine's outcome for ``op``, counted by :meth:`Lane.settle` on whatever thread it
+    arrives."""
+    return lane.settle(route, op, declines, ok, value), ok, value
 
 
 async def _attempt(

@@ -121,6 +121,11 @@ class _Route:
         self.disabled = True
         self.floor = _NEVER
 
+    def admits(self, size: int) -> bool:
+        """Whether the policy lets this engine be offered an op of ``size`` bytes (``Lane.run``
+        inlines the test)."""
+        return self.floor <= size <= self.ceiling
+
     def refusal(self, size: int) -> str | None:
         """Why the policy holds an op of ``size`` bytes back from this engine, or None."""
         if self.disabled:
@@ -349,7 +354,7 @@ class Lane(LaneCore):
         The hottest primitives call it before every operation and then :attr:`tally`; it keeps
         the tally's record short (see :mod:`cryptoffload.counters`).
         """
-        provider = explicit or _current.get() or _default or default_provider()
+        provider = explicit or _current.get() or _default_box[0] or default_provider()
         if provider is not self.provider:
             return provider.lane(self.alg)
         queued = len(self.direct_q)
@@ -397,7 +402,7 @@ class Lane(LaneCore):
         declines: dict[str, str] = {}
         result = self._offer(op, size, declines, False)
         if result is _MISSED:
-            return self._software(op, size, declines)
+            return self.software_answer(op, declines)
         return result
 
     def _offer(self, op: Op, size: int, declines: dict[str, str], sample: bool) -> Any:
@@ -411,25 +416,12 @@ class Lane(LaneCore):
             ):
                 try:
                     result = route.engine.run(op)
-                except Unavailable as exc:
-                    reason = exc.reason
-                except CHECK_FAILURES:
-                    # A failed check is the engine's answer, not a reason to ask software.
-                    self._answered(route, size)
-                    raise
-                except DeviceKeyError:
-                    raise  # the device key's own engine cannot open it: nobody else can
                 except Exception as exc:
-                    if is_answer(op, exc):  # e.g. an RSA ciphertext that does not decrypt
-                        self._answered(route, size)
+                    if self.settle(route, op, declines, False, exc):
                         raise
-                    route.cell.fault()
-                    log.debug("engine %s faulted on %s: %s", route.name, op.alg, type(exc).__name__)
-                    declines[route.name] = "fault"
-                    self.provider.watch.miss(route.name, "fault")
                     continue
                 else:
-                    # _answered, inline: this is every offloaded op's way back.
+                    # answered(), inline: this is every offloaded op's way back.
                     pending = route.pending
                     pending.append(size)
                     if len(pending) > FOLD_AT:
@@ -438,14 +430,67 @@ class Lane(LaneCore):
                         self.provider.watch.hit(route.name)
                     return result
             else:
-                reason = route.refusal(size) or "unsupported"
-            route.cell.decline(reason)
-            declines[route.name] = reason
-            self.provider.watch.miss(route.name, reason)
+                self.refuse(route, size, declines)
         return _MISSED
 
-    def _software(self, op: Op, size: int, declines: dict[str, str]) -> Any:
-        """Software's answer to ``op`` (the engines' ``declines`` said why not), counted."""
+    # -- the routing core: every way an op is run (run, run_batch, the asyncio lane) takes its
+    # decisions here, so that a decline rule or a counter is changed in one place -------------
+
+    def admits(self, route: _Route, size: int, declines: dict[str, str]) -> bool:
+        """Whether ``route``'s engine is to be offered an op of ``size`` bytes; if not, its
+        decline is counted and its reason put in ``declines`` (by engine name)."""
+        if route.floor <= size <= route.ceiling:  # _Route.admits, inline: once per op and route
+            return True
+        self.refuse(route, size, declines)
+        return False
+
+    def refuse(self, route: _Route, size: int, declines: dict[str, str]) -> None:
+        """Count the policy's decline, on ``route``'s behalf, of an op of ``size`` bytes."""
+        self.declined(route, declines, route.refusal(size) or "unsupported")
+
+    def declined(self, route: _Route, declines: dict[str, str], reason: str) -> None:
+        """Count ``route``'s engine not taking an op, for ``reason`` (also put in ``declines``)."""
+        route.cell.decline(reason)
+        declines[route.name] = reason
+        self.provider.watch.miss(route.name, reason)
+
+    def answered(self, route: _Route, size: int) -> None:
+        """Count ``route``'s engine answering an op of ``size`` bytes."""
+        route.cell.add(size)
+        provider = self.provider
+        if provider.watch.misses:
+            provider.watch.hit(route.name)
+
+    def settle(self, route: _Route, op: Op, declines: dict[str, str], ok: bool, value: Any) -> bool:
+        """Count ``route``'s engine's outcome for ``op``: ``value`` is its result (``ok``) or
+        the exception it raised. True: that is ``op``'s answer (a result, a failed check, a
+        device key no one else can use); False: the next engine or software goes on (a decline,
+        its reason in ``declines``; a fault)."""
+        if ok:
+            self.answered(route, op.size)
+            return True
+        if isinstance(value, Unavailable):
+            self.declined(route, declines, value.reason)
+            return False
+        if isinstance(value, CHECK_FAILURES):
+            # A failed check is the engine's answer, not a reason to ask software.
+            self.answered(route, op.size)
+            return True
+        if isinstance(value, DeviceKeyError):
+            return True  # the device key's own engine cannot open it: nobody else can
+        if is_answer(op, value):  # e.g. an RSA ciphertext that does not decrypt
+            self.answered(route, op.size)
+            return True
+        route.cell.fault()
+        log.debug("engine %s faulted on %s: %s", route.name, op.alg, type(value).__name__)
+        declines[route.name] = "fault"
+        self.provider.watch.miss(route.name, "fault")
+        return False
+
+    def software_answer(self, op: Op, declines: dict[str, str]) -> Any:
+        """Software's answer to ``op``, which no engine took (``declines`` says why, by engine):
+        OffloadRequired if the policy requires offload; counted whether a result or a
+        rejection (bad tag, bad signature, undecryptable ciphertext: the op was done)."""
         if self.required:
             raise OffloadRequired(self.alg, declines)
         try:
@@ -453,11 +498,9 @@ class Lane(LaneCore):
         except DeviceKeyError:
             raise  # a key only its device can use: nothing was done
         except BaseException:
-            # Software's answer counts whether it is a result or a rejection (bad tag, bad
-            # signature, undecryptable ciphertext): the op was done either way.
-            self._cell.add(size)
+            self._cell.add(op.size)
             raise
-        self._cell.add(size)
+        self._cell.add(op.size)
         return result
 
     def _kept(self, op: Op, size: int) -> Any:
@@ -499,7 +542,7 @@ class Lane(LaneCore):
                     return self._kept(op, size)
                 why: dict[str, str] = {}
                 result = self._offer(op, size, why, False)
-                return self._software(op, size, why) if result is _MISSED else result
+                return self.software_answer(op, why) if result is _MISSED else result
             due = adaptive.due_now() and adaptive.take(size)
         else:
             due = adaptive.sampler() and adaptive.take(size)
@@ -528,7 +571,7 @@ class Lane(LaneCore):
                 adaptive.record(size, _SOFTWARE_PATH, clock() - start, False)
             return result
         start = clock() if due else 0
-        result = self._software(op, size, declines)
+        result = self.software_answer(op, declines)
         if due:
             adaptive.record(size, _SOFTWARE_PATH, clock() - start, sample)
         return result
@@ -556,48 +599,22 @@ class Lane(LaneCore):
         for route in self.routes:
             if not waiting:
                 break
-            admitted = []
-            for i in waiting:
-                size = ops[i].size
-                if route.floor <= size <= route.ceiling:
-                    admitted.append(i)
-                else:
-                    self._declined(route, declines[i], route.refusal(size) or "unsupported")
+            admitted = [i for i in waiting if self.admits(route, ops[i].size, declines[i])]
             answers = _attempt_all(route.engine, [ops[i] for i in admitted])
             for i, answer in zip(admitted, answers, strict=True):
-                if isinstance(answer, Unavailable):
-                    self._declined(route, declines[i], answer.reason)
-                elif isinstance(answer, Exception) and not is_answer(ops[i], answer):
-                    route.cell.fault()
-                    log.debug("engine %s faulted on %s: %s", route.name, self.alg, answer)
-                    declines[i][route.name] = "fault"
-                    self.provider.watch.miss(route.name, "fault")
-                else:
-                    self._answered(route, ops[i].size)
-                    results[i] = answer
-                    declines.pop(i)
+                if not isinstance(answer, Exception):
+                    self.answered(route, ops[i].size)
+                elif not self.settle(route, ops[i], declines[i], False, answer):
+                    continue
+                results[i] = answer
+                declines.pop(i)
             waiting = [i for i in waiting if i in declines]
         for i in waiting:
-            if self.required:
-                results[i] = OffloadRequired(self.alg, declines[i])
-                continue
             try:
-                results[i] = self.provider.software.run(ops[i])
-            except Exception as exc:  # software's rejection is the item's answer
+                results[i] = self.software_answer(ops[i], declines[i])
+            except Exception as exc:  # software's rejection (or OffloadRequired) is its answer
                 results[i] = exc
-            self._cell.add(ops[i].size)
         return results
-
-    def _declined(self, route: _Route, why: dict[str, str], reason: str) -> None:
-        route.cell.decline(reason)
-        why[route.name] = reason
-        self.provider.watch.miss(route.name, reason)
-
-    def _answered(self, route: _Route, size: int) -> None:
-        route.cell.add(size)
-        provider = self.provider
-        if provider.watch.misses:
-            provider.watch.hit(route.name)
 
     # -- work that software finishes outside run(): streaming contexts ------------------------
 
@@ -766,10 +783,11 @@ def unbound_lane(alg: str) -> Any:
 # The state lives here, where the hottest path reads it (Lane.in_force); the functions that
 # build or check a Provider are cryptoffload.provider's, which installs the builder below.
 
-# CURRENT (the ``using`` blocks' provider) and DEFAULT_BOX (``[_default]``) are defined with
-# the direct path that reads them on every operation (cryptoffload.directpath).
+# CURRENT (the ``using`` blocks' provider) and DEFAULT_BOX (``[the default provider]``, the one
+# place it is kept) are defined with the direct path that reads them on every operation
+# (cryptoffload.directpath).
 _current: ContextVar[Provider | None] = CURRENT
-_default: Provider | None = None
+_default_box: list[Provider | None] = DEFAULT_BOX
 _default_lock = threading.Lock()
 _build_default: Callable[[], Provider] | None = None
 
@@ -782,36 +800,32 @@ def install_default_builder(build: Callable[[], Provider]) -> None:
 
 def default_provider() -> Provider:
     """The process-wide provider: built on first use from the engines found and the policy file."""
-    global _default
-    provider = _default
+    provider = _default_box[0]
     if provider is None:
         with _default_lock:
-            provider = _default
+            provider = _default_box[0]
             if provider is None:
                 if _build_default is None:
                     raise RuntimeError("no provider builder installed: import cryptoffload first")
-                provider = _default = _build_default()
-                DEFAULT_BOX[0] = provider
+                provider = _default_box[0] = _build_default()
     return provider
 
 
 def replace_default(provider: Provider | None) -> None:
     """Make ``provider`` the process-wide one (None: build it again on next use); unchecked."""
-    global _default
     with _default_lock:
-        _default = provider
-        DEFAULT_BOX[0] = provider
+        _default_box[0] = provider
 
 
 def resolve(provider: Provider | None = None) -> Provider:
     """The provider in force: ``provider`` if given, else the innermost ``using`` block's, else
     the default. Primitives call it on every operation, so it is kept to one expression."""
-    return provider or _current.get() or _default or default_provider()
+    return provider or _current.get() or _default_box[0] or default_provider()
 
 
 def current() -> Provider:
     """The provider in force here: the innermost ``using`` block's, else the default."""
-    return _current.get() or _default or default_provider()
+    return _current.get() or _default_box[0] or default_provider()
 
 
 @contextlib.contextmanager
