@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from cryptoffload.engines import presence
 
@@ -111,6 +111,41 @@ def discover() -> list[Any]:
         reason = why_absent() if why_absent is not None else None
         found.append(presence.AbsentEngine(kind, reason) if reason else from_spec(kind))
     return found
+
+
+#: The engines the default provider is to be built from at its first use instead of the ones
+#: found (:func:`choose`), or None.
+_chosen: list[Any] | None = None
+
+
+def choose(specs: Sequence[Any]) -> list[Any]:
+    """Build the engines ``specs`` name now (a bad spec, or an engine named twice, is an error
+    here), for the default provider to be built from at its first use instead of the engines
+    found: the list it will get. A ``software`` spec stays a spec (the provider makes its
+    software engine), so that nothing of the software engine is loaded before it is needed."""
+    global _chosen
+    chosen: list[Any] = []
+    names: set[str] = set()
+    for spec in specs:
+        if spec == "software":
+            chosen.append(spec)
+            continue
+        engine = from_spec(spec) if isinstance(spec, str) else spec
+        name = getattr(engine, "name", None)
+        if isinstance(name, str) and name != "software":
+            if name in names:
+                raise ValueError(f"engine {name!r} is listed twice")
+            names.add(name)
+        chosen.append(engine)
+    _chosen = chosen
+    return chosen
+
+
+def take_chosen() -> list[Any] | None:
+    """The engines :func:`choose` chose, once (None after, and when none were chosen)."""
+    global _chosen
+    chosen, _chosen = _chosen, None
+    return chosen
 
 
 #: The factories this package registers, to tell them from one a caller put in their place.
