@@ -6,12 +6,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import logging
 import types
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from cryptoffload._log import log
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.errors import OffloadRequired, Unavailable
 from cryptoffload.lane import Lane
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["call", "completion_fd", "offload", "run", "starts"]
 
-log = logging.getLogger("cryptoffload")
 
 #: One engine's outcome once counted: (final, ok, value). final: the op's answer (return value
 #: if ok, else raise it); not final: a decline or a fault, the next engine or software goes on.

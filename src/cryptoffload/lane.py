@@ -4,13 +4,13 @@ in force (an explicit one, the innermost ``using`` block's, or the process defau
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
+from cryptoffload._log import log
 from cryptoffload.adaptive import ENGINE, Adaptive
 from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.counters import FOLD_AT, Cell
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from cryptoffload.engines.base import Capabilities
     from cryptoffload.policy import Policy
 
-log = logging.getLogger("cryptoffload")
 
 SOFTWARE = "software"
 

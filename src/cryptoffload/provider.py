@@ -6,7 +6,6 @@ Which provider is in force, and how one algorithm's operations go through it, ar
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -28,8 +27,6 @@ from cryptoffload.lane import (
 )
 from cryptoffload.ops import Op
 from cryptoffload.policy import Policy
-
-log = logging.getLogger("cryptoffload")
 
 #: Consecutive operations an engine claimed but did not offload before one warning is logged.
 SILENT_FALLBACK_WINDOW = 100
