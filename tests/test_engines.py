@@ -76,3 +76,16 @@ def test_discovery_asks_a_factory_put_in_a_builtin_kinds_place(monkeypatch):
     monkeypatch.setitem(engines.FACTORIES, "afalg", lambda arg: TakeAllEngine("afalg", ["sha256"]))
     found = {engine.name: engine for engine in engines.discover()}
     assert found["afalg"].probe().available
+
+
+def test_the_software_engines_probe_reports_what_platform_and_the_backend_report():
+    import platform
+
+    from cryptography.hazmat.backends.openssl.backend import backend
+
+    from cryptoffload.engines.software import SoftwareEngine
+
+    detail = SoftwareEngine().probe().detail
+    assert detail["openssl"] == backend.openssl_version_text()
+    assert detail["machine"] == platform.machine()
+    assert detail["python"] == platform.python_version()

@@ -9,7 +9,6 @@ ever lost.
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any
 
@@ -217,6 +216,8 @@ class Counters:
 
     def to_json(self, **kwargs: Any) -> str:
         """The snapshot as JSON text."""
+        import json  # here: its import (regexes compiled) is a program's start-up cost
+
         return json.dumps(self.snapshot(), sort_keys=True, **kwargs)
 
     def to_prometheus(self) -> str:
