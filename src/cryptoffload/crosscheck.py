@@ -4,7 +4,6 @@ safeguard a provider puts in front of an engine (``Provider(..., cross_check=rat
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -243,6 +242,8 @@ class Sampled:
         self._software = software
         self._counted = counted
         self._on_mismatch = on_mismatch
+        import random  # here: cross-checking is off unless a provider asks for it
+
         self._random = random.Random()
         self._log_keep = math.log1p(-rate) if rate < 1 else 0.0
         self._left = self._gap()

@@ -3,9 +3,9 @@ in force (an explicit one, the innermost ``using`` block's, or the process defau
 
 from __future__ import annotations
 
+import _thread  # its allocate_lock is threading.Lock, without threading's import
 import contextlib
 import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
@@ -54,7 +54,7 @@ class FallbackWatch:
 
     def __init__(self, window: int) -> None:
         self.window = window
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         #: Engine -> reasons since its last answer (empty when every engine is answering).
         self.misses: dict[str, dict[str, int]] = {}
         self._warned: set[str] = set()
@@ -769,7 +769,7 @@ def unbound_lane(alg: str) -> Any:
 # the direct path that reads them on every operation (cryptoffload.directpath).
 _current: ContextVar[Provider | None] = CURRENT
 _default: Provider | None = None
-_default_lock = threading.Lock()
+_default_lock = _thread.allocate_lock()
 _build_default: Callable[[], Provider] | None = None
 
 
