@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import sys
 from typing import Any
@@ -213,8 +211,24 @@ def _other_aead(op: Any) -> bytes:
     return aead.decrypt(op.iv, op.data, op.aad)
 
 
+#: hashlib and hmac, imported at the engine's first hash or HMAC: their import (OpenSSL's
+#: _hashlib) is a start-up cost of every program that builds a provider.
+_hashlib: Any = None
+_hmac: Any = None
+
+
+def _load_stdlib() -> None:
+    global _hashlib, _hmac
+    import hashlib
+    import hmac
+
+    _hashlib, _hmac = hashlib, hmac
+
+
 def _hash(op: Any) -> bytes:
-    state = hashlib.new(HASH_NAMES[op.alg], op.data)
+    if _hashlib is None:
+        _load_stdlib()
+    state = _hashlib.new(HASH_NAMES[op.alg], op.data)
     return state.digest() if op.length is None else state.digest(op.length)
 
 
@@ -223,7 +237,9 @@ def _mac(op: Any) -> bytes:
         return Poly1305.generate_tag(op.key, op.data)
     kind, base = op.alg.split("-", 1)
     if kind == "hmac":
-        return hmac.digest(op.key, op.data, HASH_NAMES[base])
+        if _hmac is None:
+            _load_stdlib()
+        return _hmac.digest(op.key, op.data, HASH_NAMES[base])
     if kind == "cmac":
         ctx = cmac.CMAC(block_cipher(base, op.key))
         ctx.update(op.data)
