@@ -8,11 +8,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric import padding as _padding
 
+from cryptoffload.blocks._lazy import LazyModule
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.errors import CryptoffloadError
 from cryptoffload.ops import CHECK_FAILURES, AeadOp, CipherOp, EcdsaOp, Op, RsaOp, is_answer
+
+#: RSA paddings: loaded at the first RSA operation (its import is a start-up cost).
+_padding = LazyModule("cryptography.hazmat.primitives.asymmetric.padding")
 
 AGREE = "agree"
 MISMATCH = "mismatch"

@@ -12,11 +12,14 @@ from typing import Any
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding as _padding
 from cryptography.hazmat.primitives.asymmetric import utils as _asym_utils
 
 from cryptoffload.blocks._gmp import gmp
+from cryptoffload.blocks._lazy import LazyModule
 from cryptoffload.errors import NoResult
+
+#: RSA paddings: loaded at the first RSA operation (its import is a start-up cost).
+_padding = LazyModule("cryptography.hazmat.primitives.asymmetric.padding")
 
 __all__ = [
     "DIGEST_INFO_PREFIXES",
