@@ -209,3 +209,16 @@ def test_run_builds_nothing_for_hashlib_where_no_engine_may_be_found(engines_fou
     ns = app_imports("import hashlib, hmac\nfrom hashlib import sha256")
     assert ns["hashlib"] is hashlib and ns["hmac"] is hmac and ns["sha256"] is hashlib.sha256
     assert engines_found == []
+
+
+def test_run_refuses_an_object_short_of_an_engines_members_before_the_program_starts(
+    engines_found,
+):
+    class NoRun:
+        name = "norun"
+
+        def probe(self):
+            raise AssertionError("not probed: refused before")
+
+    with pytest.raises(TypeError, match=r"engine 'norun' is missing run\(op\)"):
+        install_for_run([NoRun()])

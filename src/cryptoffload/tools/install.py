@@ -144,7 +144,21 @@ def _choose(engines: Sequence[Any]) -> list[Any]:
         from cryptoffload.provider import set_default_provider
 
         set_default_provider(None)
-    return registry.choose(list(engines))
+    chosen = registry.choose(list(engines))
+    if not all(isinstance(engine, str) or _has_engine_members(engine) for engine in chosen):
+        from cryptoffload.provider import Provider
+
+        Provider(chosen)  # its TypeError for the engine short of a member, now
+    return chosen
+
+
+def _has_engine_members(engine: Any) -> bool:
+    """What the Provider checks of an engine before probing it (see engines/base.py)."""
+    return (
+        isinstance(getattr(engine, "name", None), str)
+        and callable(getattr(engine, "probe", None))
+        and callable(getattr(engine, "run", None))
+    )
 
 
 def _stdlib_views(
