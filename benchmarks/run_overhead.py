@@ -259,11 +259,11 @@ START_UP_WAYS = {
 }
 
 
-def start_up(rounds: int, instructions: bool) -> None:
+def start_up(rounds: int, count_instructions: bool) -> None:
     """Wall time of starting each way on each start-up script, in alternating rounds (the order
     of the ways turns each round, so none always runs first): medians, the spread (10th to 90th
     percentile), and the median over rounds of each way minus ``python`` in the same round. With
-    ``instructions``, also the instructions each executes once (callgrind: steady on a loaded
+    ``count_instructions``, also the instructions each executes once (callgrind: steady on a loaded
     machine, where wall time is not)."""
     import time
 
@@ -302,7 +302,7 @@ def start_up(rounds: int, instructions: bool) -> None:
                     extra = f"   python +{_ms(statistics.median(paired)):.0f} (paired median)"
                 median = _ms(statistics.median(seconds))
                 print(f"    {way:<18} {median:6.0f} {_spread(seconds):>11}{extra}")
-        if instructions:
+        if count_instructions:
             print("start-up, instructions executed (callgrind, one run each):")
             for case, path in paths.items():
                 print(f"  {case}")

@@ -34,3 +34,58 @@ def test_nothing_is_discovered_where_no_device_may_be(monkeypatch):
     assert not engines.may_discover_any()
     monkeypatch.setitem(engines.MAY_BE_HERE, "cryptodev", lambda: True)
     assert engines.may_discover_any()
+
+
+@pytest.mark.parametrize("kind", sorted(engines.WHY_ABSENT))
+def test_discovery_without_a_device_gives_the_kinds_own_probe_answer(kind):
+    if engines.WHY_ABSENT[kind]() is None:
+        pytest.skip(f"{kind}'s device may be on this machine")
+    found = next(engine for engine in engines.discover() if engine.name == kind)
+    real = engines.from_spec(kind)
+    try:
+        assert found.probe() == real.probe()
+        assert not found.probe().available and found.probe().reason
+    finally:
+        real.close()
+
+
+def test_discovery_imports_no_engine_module_whose_device_is_absent(monkeypatch):
+    import sys
+
+    for kind in engines.WHY_ABSENT:
+        monkeypatch.setitem(engines.WHY_ABSENT, kind, lambda: "not on this machine")
+        monkeypatch.delitem(sys.modules, f"cryptoffload.engines.{kind}", raising=False)
+    found = engines.discover()
+    assert [engine.name for engine in found] == list(engines.WHY_ABSENT)
+    assert all(engine.probe().reason == "not on this machine" for engine in found)
+    assert not any(f"cryptoffload.engines.{kind}" in sys.modules for kind in engines.WHY_ABSENT)
+
+
+def test_discovery_builds_the_real_engine_where_its_device_may_be(monkeypatch):
+    monkeypatch.setitem(engines.WHY_ABSENT, "cryptodev", lambda: None)
+    found = {engine.name: engine for engine in engines.discover()}
+    from cryptoffload.engines.cryptodev import CryptodevEngine
+
+    assert isinstance(found["cryptodev"], CryptodevEngine)
+
+
+def test_discovery_asks_a_factory_put_in_a_builtin_kinds_place(monkeypatch):
+    from doubles import TakeAllEngine
+
+    monkeypatch.setitem(engines.WHY_ABSENT, "afalg", lambda: "not on this machine")
+    monkeypatch.setitem(engines.FACTORIES, "afalg", lambda arg: TakeAllEngine("afalg", ["sha256"]))
+    found = {engine.name: engine for engine in engines.discover()}
+    assert found["afalg"].probe().available
+
+
+def test_the_software_engines_probe_reports_what_platform_and_the_backend_report():
+    import platform
+
+    from cryptography.hazmat.backends.openssl.backend import backend
+
+    from cryptoffload.engines.software import SoftwareEngine
+
+    detail = SoftwareEngine().probe().detail
+    assert detail["openssl"] == backend.openssl_version_text()
+    assert detail["machine"] == platform.machine()
+    assert detail["python"] == platform.python_version()

@@ -122,12 +122,46 @@ def test_run_builds_the_provider_at_the_programs_first_operation(engines_found):
     assert engines_found == [1]  # the views are decided from the provider the op built
 
 
-def test_run_with_engines_builds_them_at_start_up_and_decides_from_them(engines_found):
+def test_run_with_engines_builds_the_provider_of_them_at_the_first_need(engines_found):
+    import cryptoffload.lane
+
     install_for_run(["software"])
-    assert [e.name for e in cryptoffload.current().engines] == ["software"]
+    assert cryptoffload.lane._default is None  # nothing built at start-up
     ns = app_imports("import hashlib, hmac")
     assert ns["hashlib"] is hashlib and ns["hmac"] is hmac  # software claims none: Python's
+    assert cryptoffload.lane._default is None  # ... decided without building the provider
+    assert [e.name for e in cryptoffload.current().engines] == ["software"]
     assert engines_found == []
+
+
+def test_run_with_an_engine_that_claims_hashes_decides_the_views_from_it(engines_found):
+    install_for_run(["passthrough"])
+    ns = app_imports("import hashlib, hmac")
+    assert ns["hashlib"] is not hashlib and ns["hmac"] is not hmac
+    assert ns["hashlib"].sha256(b"abc").digest() == hashlib.sha256(b"abc").digest()
+    provider = cryptoffload.current()
+    assert [e.name for e in provider.engines] == ["passthrough", "software"]
+    assert provider.counters.snapshot()["passthrough"]["sha256"]["ops"] == 1
+    assert engines_found == []
+
+
+def test_run_with_engines_replaces_a_default_provider_built_before(engines_found):
+    cryptoffload.current()
+    assert engines_found == [1]
+    install_for_run(["passthrough"])
+    assert [e.name for e in cryptoffload.current().engines] == ["passthrough", "software"]
+    cryptoffload.set_default_provider(None)  # from the machine again, as it says
+    assert [e.name for e in cryptoffload.current().engines] == ["takeall", "software"]
+
+
+def test_run_refuses_an_engine_named_twice_before_the_program_starts(engines_found):
+    with pytest.raises(ValueError) as refused:
+        install_for_run(["passthrough", "software", "passthrough"])
+    with pytest.raises(ValueError) as by_the_provider:
+        Provider(["passthrough", "passthrough"])
+    assert (
+        str(refused.value) == str(by_the_provider.value) == ("engine 'passthrough' is listed twice")
+    )
 
 
 def test_run_refuses_a_bad_engine_spec_or_policy_before_the_program_starts(tmp_path, monkeypatch):
@@ -175,3 +209,16 @@ def test_run_builds_nothing_for_hashlib_where_no_engine_may_be_found(engines_fou
     ns = app_imports("import hashlib, hmac\nfrom hashlib import sha256")
     assert ns["hashlib"] is hashlib and ns["hmac"] is hmac and ns["sha256"] is hashlib.sha256
     assert engines_found == []
+
+
+def test_run_refuses_an_object_short_of_an_engines_members_before_the_program_starts(
+    engines_found,
+):
+    class NoRun:
+        name = "norun"
+
+        def probe(self):
+            raise AssertionError("not probed: refused before")
+
+    with pytest.raises(TypeError, match=r"engine 'norun' is missing run\(op\)"):
+        install_for_run([NoRun()])

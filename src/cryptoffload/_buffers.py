@@ -9,7 +9,6 @@ does not (50), no engine is handed a buffer that overlaps its input.
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 from cryptoffload._release import REFUSES_OVERLAP
@@ -20,41 +19,53 @@ REFUSED = REFUSES_OVERLAP
 MESSAGE = "data and buf must not overlap"
 
 
-class _PyBuffer(ctypes.Structure):
-    """CPython's ``Py_buffer`` (the stable buffer protocol's view record)."""
+def _buffer_calls() -> tuple[Any, Any, Any, Any]:
+    """(``Py_buffer``'s structure, ``PyObject_GetBuffer``, ``PyBuffer_Release``, ``byref``)
+    through ctypes, made at the first overlap check that needs them (ctypes' import is a
+    program's start-up cost)."""
+    import ctypes
 
-    _fields_ = [
-        ("buf", ctypes.c_void_p),
-        ("obj", ctypes.c_void_p),
-        ("len", ctypes.c_ssize_t),
-        ("itemsize", ctypes.c_ssize_t),
-        ("readonly", ctypes.c_int),
-        ("ndim", ctypes.c_int),
-        ("format", ctypes.c_char_p),
-        ("shape", ctypes.c_void_p),
-        ("strides", ctypes.c_void_p),
-        ("suboffsets", ctypes.c_void_p),
-        ("internal", ctypes.c_void_p),
-    ]
+    class PyBuffer(ctypes.Structure):
+        """CPython's ``Py_buffer`` (the stable buffer protocol's view record)."""
+
+        _fields_ = [
+            ("buf", ctypes.c_void_p),
+            ("obj", ctypes.c_void_p),
+            ("len", ctypes.c_ssize_t),
+            ("itemsize", ctypes.c_ssize_t),
+            ("readonly", ctypes.c_int),
+            ("ndim", ctypes.c_int),
+            ("format", ctypes.c_char_p),
+            ("shape", ctypes.c_void_p),
+            ("strides", ctypes.c_void_p),
+            ("suboffsets", ctypes.c_void_p),
+            ("internal", ctypes.c_void_p),
+        ]
+
+    get_buffer = ctypes.pythonapi.PyObject_GetBuffer
+    get_buffer.argtypes = [ctypes.py_object, ctypes.POINTER(PyBuffer), ctypes.c_int]
+    get_buffer.restype = ctypes.c_int
+    release = ctypes.pythonapi.PyBuffer_Release
+    release.argtypes = [ctypes.POINTER(PyBuffer)]
+    release.restype = None
+    return PyBuffer, get_buffer, release, ctypes.byref
 
 
-_get_buffer = ctypes.pythonapi.PyObject_GetBuffer
-_get_buffer.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
-_get_buffer.restype = ctypes.c_int
-_release = ctypes.pythonapi.PyBuffer_Release
-_release.argtypes = [ctypes.POINTER(_PyBuffer)]
-_release.restype = None
+_CALLS: list[tuple[Any, Any, Any, Any]] = []
 _PYBUF_SIMPLE = 0
 
 
 def span(obj: Any) -> tuple[int, int]:
     """(address of the first byte, length in bytes) of a contiguous buffer, read-only or not."""
-    view = _PyBuffer()
-    _get_buffer(obj, ctypes.byref(view), _PYBUF_SIMPLE)  # raises the exporter's own error
+    if not _CALLS:
+        _CALLS.append(_buffer_calls())
+    py_buffer, get_buffer, release, byref = _CALLS[0]
+    view = py_buffer()
+    get_buffer(obj, byref(view), _PYBUF_SIMPLE)  # raises the exporter's own error
     try:
         return view.buf or 0, view.len
     finally:
-        _release(ctypes.byref(view))
+        release(byref(view))
 
 
 def overlap(data: Any, buf: Any) -> bool:

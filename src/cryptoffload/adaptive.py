@@ -21,9 +21,8 @@ threshold moves), so a path many times slower costs that class about 1%, not the
 
 from __future__ import annotations
 
+import _thread  # its allocate_lock is threading.Lock, without threading's import
 import math
-import random
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -119,6 +118,8 @@ def gaps(interval: int, seed: int | None = None) -> Callable[[], int]:
     """The default sampler's gaps: ops from one due op to the next, drawn uniformly from
     1 .. 2 * interval - 1 (mean ``interval``; random, so a workload's period cannot hide a
     size from the samples). One draw per due op, not one per op."""
+    import random  # here: adaptive routing is off unless a policy turns it on
+
     draw = random.Random(seed).randint
     top = 2 * interval - 1
 
@@ -162,7 +163,7 @@ class Adaptive:
         self.burst = settings.explore
         self.countdown = 1 if self.burst else self._gap()
         self._on_move = on_move
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self.cost: list[list[float]] = [[0.0] * CLASSES, [0.0] * CLASSES]
         self.fresh: list[list[int]] = [[0] * CLASSES, [0] * CLASSES]
         self.skip = [0] * CLASSES

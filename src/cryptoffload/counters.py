@@ -9,8 +9,7 @@ ever lost.
 
 from __future__ import annotations
 
-import json
-import threading
+import _thread  # its allocate_lock is threading.Lock, without threading's import
 from typing import Any
 
 from cryptoffload.directpath import FOLD_AT as _FOLD_AT
@@ -50,7 +49,7 @@ class Cell:
         self.checked = 0
         self.mismatches = 0
         self.declined: dict[str, int] = {}
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
         self.zeroed = False  # counted something once, then reset: still shown, with zeros
         #: For a software cell whose algorithm engines claim: called (lock held) with
         #: :attr:`pending`, where ops the policy kept from every engine are recorded as ``~size``
@@ -160,7 +159,7 @@ class Counters:
         #: Whether cells report the cross-check's counts (``checked``, ``mismatches``).
         self.checks = checks
         self._cells: dict[tuple[str, str], Cell] = {}
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def cell(self, engine: str, alg: str) -> Cell:
         """The cell of ``engine`` and ``alg`` (created on first use); primitives may keep it."""
@@ -217,6 +216,8 @@ class Counters:
 
     def to_json(self, **kwargs: Any) -> str:
         """The snapshot as JSON text."""
+        import json  # here: its import (regexes compiled) is a program's start-up cost
+
         return json.dumps(self.snapshot(), sort_keys=True, **kwargs)
 
     def to_prometheus(self) -> str:

@@ -4,16 +4,18 @@ safeguard a provider puts in front of an engine (``Provider(..., cross_check=rat
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric import padding as _padding
 
+from cryptoffload.blocks._lazy import LazyModule
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.errors import CryptoffloadError
 from cryptoffload.ops import CHECK_FAILURES, AeadOp, CipherOp, EcdsaOp, Op, RsaOp, is_answer
+
+#: RSA paddings: loaded at the first RSA operation (its import is a start-up cost).
+_padding = LazyModule("cryptography.hazmat.primitives.asymmetric.padding")
 
 AGREE = "agree"
 MISMATCH = "mismatch"
@@ -243,6 +245,8 @@ class Sampled:
         self._software = software
         self._counted = counted
         self._on_mismatch = on_mismatch
+        import random  # here: cross-checking is off unless a provider asks for it
+
         self._random = random.Random()
         self._log_keep = math.log1p(-rate) if rate < 1 else 0.0
         self._left = self._gap()

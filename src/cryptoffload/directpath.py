@@ -30,9 +30,12 @@ from __future__ import annotations
 
 import os
 import warnings
+
+# hmac.compare_digest without hmac's import (it loads hashlib and OpenSSL's _hashlib, a start-up
+# cost): the constant-time comparison hmac itself falls back to.
+from _operator import _compare_digest as compare_digest
 from collections import deque
 from contextvars import ContextVar
-from hmac import compare_digest
 from itertools import repeat, starmap
 from typing import Any
 

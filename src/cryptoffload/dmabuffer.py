@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
-import threading
+import _thread  # its allocate_lock is threading.Lock, without threading's import
 from typing import Any, Protocol
 
 __all__ = ["DmaBuffer", "Lease", "as_plain", "claimed", "involved", "lease_of", "locate"]
@@ -35,7 +34,7 @@ class Lease:
         self.busy = False
         self.pinned = False
         self.closed = False
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def claim(self) -> None:
         """Mark the buffer in use by one operation; BufferError if a job in flight uses it."""
@@ -95,6 +94,8 @@ class DmaBuffer:
     def _make(view: memoryview, lease: Lease, offset: int, window: bool) -> DmaBuffer:
         cls = _classes.get(len(view))
         if cls is None:
+            import ctypes  # here: only an engine's buffers need it
+
             base: Any = ctypes.c_ubyte * len(view)
             cls = _classes.setdefault(
                 len(view), type("DmaBuffer", (DmaBuffer, base), {"__slots__": ()})
@@ -208,6 +209,8 @@ def locate(obj: Any, owner: object) -> tuple[Lease, int, int] | None:
     n = obj.nbytes
     if not n:
         return lease, lease.phys + base._offset, 0
+    import ctypes
+
     at = ctypes.addressof(ctypes.c_char.from_buffer(obj)) - ctypes.addressof(base)
     return lease, lease.phys + base._offset + at, n
 

@@ -3,14 +3,14 @@ in force (an explicit one, the innermost ``using`` block's, or the process defau
 
 from __future__ import annotations
 
+import _thread  # its allocate_lock is threading.Lock, without threading's import
 import contextlib
-import logging
 import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
+from cryptoffload._log import log
 from cryptoffload.adaptive import ENGINE, Adaptive
 from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.counters import FOLD_AT, Cell
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from cryptoffload.engines.base import Capabilities
     from cryptoffload.policy import Policy
 
-log = logging.getLogger("cryptoffload")
 
 SOFTWARE = "software"
 
@@ -55,7 +54,7 @@ class FallbackWatch:
 
     def __init__(self, window: int) -> None:
         self.window = window
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         #: Engine -> reasons since its last answer (empty when every engine is answering).
         self.misses: dict[str, dict[str, int]] = {}
         self._warned: set[str] = set()
@@ -788,7 +787,7 @@ def unbound_lane(alg: str) -> Any:
 # (cryptoffload.directpath).
 _current: ContextVar[Provider | None] = CURRENT
 _default_box: list[Provider | None] = DEFAULT_BOX
-_default_lock = threading.Lock()
+_default_lock = _thread.allocate_lock()
 _build_default: Callable[[], Provider] | None = None
 
 

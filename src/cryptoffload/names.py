@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,27 +36,41 @@ HASH_NAMES: dict[str, str] = {
 #: Extendable-output functions: their output length is a parameter (``HashOp.length``).
 XOF_NAMES = frozenset({"shake128", "shake256"})
 
-#: Our hash names -> hashlib constructors (the named ones are faster than hashlib.new(name)).
-HASHLIB: dict[str, Callable[..., Any]] = {
-    "sha1": hashlib.sha1,
-    "sha224": hashlib.sha224,
-    "sha256": hashlib.sha256,
-    "sha384": hashlib.sha384,
-    "sha512": hashlib.sha512,
-    "sha512-224": functools.partial(hashlib.new, "sha512_224"),
-    "sha512-256": functools.partial(hashlib.new, "sha512_256"),
-    "sha3-224": hashlib.sha3_224,
-    "sha3-256": hashlib.sha3_256,
-    "sha3-384": hashlib.sha3_384,
-    "sha3-512": hashlib.sha3_512,
-    "shake128": hashlib.shake_128,
-    "shake256": hashlib.shake_256,
-    # BLAKE2 through OpenSSL (as `cryptography` runs it), not hashlib's own C code.
-    "blake2b": functools.partial(hashlib.new, "blake2b"),
-    "blake2s": functools.partial(hashlib.new, "blake2s"),
-    "sm3": functools.partial(hashlib.new, "sm3"),
-    "md5": hashlib.md5,
-}
+
+def _hashlib_constructors() -> dict[str, Callable[..., Any]]:
+    """Our hash names -> hashlib constructors (the named ones are faster than hashlib.new(name))."""
+    import hashlib
+
+    return {
+        "sha1": hashlib.sha1,
+        "sha224": hashlib.sha224,
+        "sha256": hashlib.sha256,
+        "sha384": hashlib.sha384,
+        "sha512": hashlib.sha512,
+        "sha512-224": functools.partial(hashlib.new, "sha512_224"),
+        "sha512-256": functools.partial(hashlib.new, "sha512_256"),
+        "sha3-224": hashlib.sha3_224,
+        "sha3-256": hashlib.sha3_256,
+        "sha3-384": hashlib.sha3_384,
+        "sha3-512": hashlib.sha3_512,
+        "shake128": hashlib.shake_128,
+        "shake256": hashlib.shake_256,
+        # BLAKE2 through OpenSSL (as `cryptography` runs it), not hashlib's own C code.
+        "blake2b": functools.partial(hashlib.new, "blake2b"),
+        "blake2s": functools.partial(hashlib.new, "blake2s"),
+        "sm3": functools.partial(hashlib.new, "sm3"),
+        "md5": hashlib.md5,
+    }
+
+
+def __getattr__(name: str) -> Any:
+    # HASHLIB is made at first use: hashlib's import (OpenSSL's _hashlib) is a start-up cost
+    # that a program doing no hashing need not pay.
+    if name == "HASHLIB":
+        value = globals()["HASHLIB"] = _hashlib_constructors()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _CRYPTOGRAPHY_HASH = {
     hashes.SHA1.name: "sha1",

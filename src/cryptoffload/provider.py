@@ -6,7 +6,6 @@ Which provider is in force, and how one algorithm's operations go through it, ar
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -28,8 +27,6 @@ from cryptoffload.lane import (
 )
 from cryptoffload.ops import Op
 from cryptoffload.policy import Policy
-
-log = logging.getLogger("cryptoffload")
 
 #: Consecutive operations an engine claimed but did not offload before one warning is logged.
 SILENT_FALLBACK_WINDOW = 100
@@ -188,6 +185,9 @@ def _probe(engine: Any) -> Capabilities:
 
 
 def _build_default() -> Provider:
+    chosen = _engines.take_chosen()  # `run --engines`: checked at start-up, built at first use
+    if chosen is not None:
+        return Provider(chosen)
     return Provider(_engines.discover(), Policy.from_env())
 
 
@@ -198,6 +198,8 @@ def set_default_provider(provider: Provider | None) -> None:
     """Replace the process-wide provider (None: build it again from the machine on next use)."""
     if provider is not None and not isinstance(provider, Provider):
         raise TypeError(f"expected a Provider or None, got {type(provider).__name__}")
+    if provider is None:
+        _engines.take_chosen()  # from the machine, as it says
     replace_default(provider)
 
 

@@ -7,11 +7,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cryptography.exceptions import InvalidTag, UnsupportedAlgorithm, _Reasons
-from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
 
 from cryptoffload.blocks import ivs, pkcs1
 from cryptoffload.blocks._gmp import gmp
+from cryptoffload.blocks._lazy import LazyModule
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.names import (
     CIPHER_FAMILIES,
@@ -23,6 +23,9 @@ from cryptoffload.names import (
     cipher_family,
     hash_name,
 )
+
+#: RSA paddings: loaded at the first RSA operation (its import is a start-up cost).
+padding = LazyModule("cryptography.hazmat.primitives.asymmetric.padding")
 
 AES_KEY_SIZES = (16, 24, 32)
 GCM_TAG_SIZES = frozenset({4, 8, 12, 13, 14, 15, 16})

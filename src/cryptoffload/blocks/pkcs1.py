@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-import hmac
 import os
+
+# hmac.compare_digest without hmac's import (it loads hashlib and OpenSSL's _hashlib, a start-up
+# cost): the constant-time comparison hmac itself falls back to.
+from _operator import _compare_digest as compare_digest
 from collections.abc import Callable
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding as _padding
 from cryptography.hazmat.primitives.asymmetric import utils as _asym_utils
 
 from cryptoffload.blocks._gmp import gmp
+from cryptoffload.blocks._lazy import LazyModule
 from cryptoffload.errors import NoResult
+
+#: RSA paddings: loaded at the first RSA operation (its import is a start-up cost).
+_padding = LazyModule("cryptography.hazmat.primitives.asymmetric.padding")
 
 __all__ = [
     "DIGEST_INFO_PREFIXES",
@@ -225,7 +231,7 @@ def emsa_pss_verify(
         if any(db[:one]) or db[one] != 0x01:
             return False
     salt = bytes(db[one + 1 :])
-    return hmac.compare_digest(h, _hash(hash_alg, b"\x00" * 8 + digest + salt))
+    return compare_digest(h, _hash(hash_alg, b"\x00" * 8 + digest + salt))
 
 
 def eme_oaep_encode(
@@ -273,7 +279,7 @@ def eme_oaep_decode(
     masked_seed, masked_db = em[1 : 1 + h_len], em[1 + h_len :]
     seed = _xor(masked_seed, mgf1(masked_db, h_len, mgf_hash_alg))
     db = _xor(masked_db, mgf1(seed, k - h_len - 1, mgf_hash_alg))
-    good = _is_zero(em[0]) & int(hmac.compare_digest(db[:h_len], _hash(hash_alg, label)))
+    good = _is_zero(em[0]) & int(compare_digest(db[:h_len], _hash(hash_alg, label)))
     found = 0
     index = 0
     for i in range(h_len, len(db)):
@@ -477,7 +483,7 @@ def verify_with_raw(
         expected = emsa_pkcs1v15_encode(digest, hash_alg, k)
 
         def check(m: int) -> bool:
-            return hmac.compare_digest(i2osp(m, k), expected)
+            return compare_digest(i2osp(m, k), expected)
 
     check_signature_length(signature, key_bits)
     s = os2ip(signature)

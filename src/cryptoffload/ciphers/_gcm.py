@@ -19,7 +19,6 @@ decline counted. Engines passed over when the stream opened are counted then, wi
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +27,7 @@ from cryptography.hazmat.primitives.ciphers import AEADDecryptionContext, AEADEn
 
 from cryptoffload import validate
 from cryptoffload._buffers import refuse_overlap
+from cryptoffload._log import log
 from cryptoffload._stream import RETAIN_LIMIT
 from cryptoffload.ciphers._software import SoftwareStream, software_context
 from cryptoffload.directpath import AeadStreamCore, own_methods
@@ -36,7 +36,6 @@ from cryptoffload.provider import Lane
 
 __all__ = ["GcmDirectDecryptor", "GcmDirectEncryptor", "gcm_context"]
 
-log = logging.getLogger("cryptoffload")
 _FINALIZED = "Context was already finalized."
 
 

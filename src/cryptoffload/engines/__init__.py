@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+from cryptoffload.engines import presence
 
 #: `typing` is for type checkers only: `run` may need this module at start-up (see
 #: may_discover_any), and typing's import loads re.
@@ -96,42 +97,78 @@ def from_spec(spec: str) -> Any:
 
 
 def discover() -> list[Any]:
-    """One engine of every kind this package has, other than software, to probe on this machine."""
-    return [from_spec(kind) for kind in FACTORIES if kind not in NOT_DISCOVERED]
+    """One engine of every kind this package has, other than software, to probe on this machine.
+
+    A kind of this package whose device is certainly absent (:data:`WHY_ABSENT`) is given as an
+    :class:`~cryptoffload.engines.presence.AbsentEngine` whose probe says why in the kind's own
+    words: its module is not imported (a program's start-up pays for none of them on a machine
+    without the devices)."""
+    found = []
+    for kind, factory in FACTORIES.items():
+        if kind in NOT_DISCOVERED:
+            continue
+        why_absent = WHY_ABSENT.get(kind) if factory is _BUILT_IN.get(kind) else None
+        reason = why_absent() if why_absent is not None else None
+        found.append(presence.AbsentEngine(kind, reason) if reason else from_spec(kind))
+    return found
 
 
-# -- whether discover may find anything, without importing an engine ----------------------------
-# Each answers False only where the kind's probe (with no options) certainly finds no device, by
-# its own first check; True where it may: the engine's module and probe then decide.
+#: The engines the default provider is to be built from at its first use instead of the ones
+#: found (:func:`choose`), or None.
+_chosen: list[Any] | None = None
 
 
-def _afalg_may_be_here() -> bool:
-    import _socket  # socket's C part: the socket module's import costs more than this whole check
+def choose(specs: Sequence[Any]) -> list[Any]:
+    """Build the engines ``specs`` name now (a bad spec, or an engine named twice, is an error
+    here), for the default provider to be built from at its first use instead of the engines
+    found: the list it will get. A ``software`` spec stays a spec (the provider makes its
+    software engine), so that nothing of the software engine is loaded before it is needed."""
+    global _chosen
+    chosen: list[Any] = []
+    names: set[str] = set()
+    for spec in specs:
+        if spec == "software":
+            chosen.append(spec)
+            continue
+        engine = from_spec(spec) if isinstance(spec, str) else spec
+        name = getattr(engine, "name", None)
+        if isinstance(name, str) and name != "software":
+            if name in names:
+                raise ValueError(f"engine {name!r} is listed twice")
+            names.add(name)
+        chosen.append(engine)
+    _chosen = chosen
+    return chosen
 
-    family = getattr(_socket, "AF_ALG", None)
-    if family is None:
-        return False
-    try:
-        _socket.socket(family, _socket.SOCK_SEQPACKET).close()
-    except OSError:
-        return False
-    return True
+
+def take_chosen() -> list[Any] | None:
+    """The engines :func:`choose` chose, once (None after, and when none were chosen)."""
+    global _chosen
+    chosen, _chosen = _chosen, None
+    return chosen
 
 
-def _cryptodev_may_be_here() -> bool:
-    return os.path.exists("/dev/crypto")
+#: The factories this package registers, to tell them from one a caller put in their place.
+_BUILT_IN = dict(FACTORIES)
+
+#: Per kind ``discover`` builds: why its device (with no options) is certainly not on this
+#: machine, by the kind's probe's own first check, or None where it may be (the engine's module
+#: and probe then decide). A kind without an entry, such as one given to :func:`register`, may
+#: always be here.
+WHY_ABSENT: dict[str, Callable[[], str | None]] = {
+    "afalg": presence.afalg_refused,
+    "cryptodev": presence.cryptodev_absent,
+    "caam": presence.caam_no_device_tree,
+}
 
 
-def _caam_may_be_here() -> bool:
-    return os.path.exists("/proc/device-tree")  # where a SEC/CAAM block is described
+def _may_be_here(why_absent: Callable[[], str | None]) -> Callable[[], bool]:
+    return lambda: why_absent() is None
 
 
-#: Per kind ``discover`` builds: whether its device may be on this machine (a kind without an
-#: entry, such as one given to :func:`register`, may always be).
+#: Per kind ``discover`` builds: whether its device may be on this machine (:data:`WHY_ABSENT`).
 MAY_BE_HERE: dict[str, Callable[[], bool]] = {
-    "afalg": _afalg_may_be_here,
-    "cryptodev": _cryptodev_may_be_here,
-    "caam": _caam_may_be_here,
+    kind: _may_be_here(why) for kind, why in WHY_ABSENT.items()
 }
 
 

@@ -18,14 +18,11 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 
 from cryptoffload.blocks import ivs
-from cryptoffload.engines import _fork, _splice, procfs
+from cryptoffload.engines import _fork, _splice, presence, procfs
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import BadEngineSpec, Unavailable
 
-KERNEL_OPTIONS = (
-    "CONFIG_CRYPTO_USER_API_SKCIPHER, CONFIG_CRYPTO_USER_API_AEAD, "
-    "CONFIG_CRYPTO_USER_API_HASH and CONFIG_CRYPTO_USER_API_RNG"
-)
+KERNEL_OPTIONS = presence.AFALG_KERNEL_OPTIONS
 
 #: Largest request sent in one go; larger cipher requests are split and chained, larger AEAD
 #: requests declined. virtio-crypto breaks above ~120 KiB in one request (kernel-rig-notes).

@@ -32,14 +32,14 @@ from cryptoffload.blocks import pkcs1
 from cryptoffload.blocks.curves import CURVES, by_cryptography
 from cryptoffload.devicekey import DeviceKey, DeviceKeyError
 from cryptoffload.dmabuffer import DmaBuffer, Lease, locate
-from cryptoffload.engines import _fork
+from cryptoffload.engines import _fork, presence
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import BadEngineSpec, EngineError, Unavailable
 from cryptoffload.names import FFDHE_NAMES, RSA_SIZES
 from cryptoffload.ops import Op
 
 #: Where a QorIQ or i.MX device tree says a SEC/CAAM block is (compatible "fsl,sec-v4.0").
-DEVICE_TREE = Path("/proc/device-tree")
+DEVICE_TREE = Path(presence.CAAM_DEVICE_TREE)
 _MODES = {"ecb": "ECB", "cbc": "CBC", "ctr": "CTR", "cfb": "CFB", "ofb": "OFB"}
 _CAAM_HASHES = ("sha1", "sha224", "sha256", "sha384", "sha512")
 _FFDHE_BITS = {name: int(name[5:]) for name in FFDHE_NAMES}
@@ -955,10 +955,7 @@ def _device_tree_base() -> str:
         with contextlib.suppress(OSError):
             if b"fsl,sec-v4.0\x00" in node.read_bytes() + b"\x00":
                 return hex(_physical(node.parent))
-    raise EngineError(
-        "caam: no SEC/CAAM block on this machine (no fsl,sec-v4.0 node under "
-        f"{DEVICE_TREE}); on a board give base=0x... (and unbind its job ring from caam_jr)"
-    )
+    raise EngineError(f"caam: {presence.caam_no_block(DEVICE_TREE)}")
 
 
 def _physical(node: Path) -> int:

@@ -24,7 +24,7 @@ from cryptography.exceptions import InvalidTag
 
 from cryptoffload.blocks import ivs
 from cryptoffload.devicekey import DeviceKey
-from cryptoffload.engines import _fork, procfs
+from cryptoffload.engines import _fork, presence, procfs
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.cryptodev_abi import (
     AALG_MAX_RESULT_LEN,
@@ -64,11 +64,8 @@ from cryptoffload.engines.cryptodev_abi import (
 from cryptoffload.errors import BadEngineSpec, Unavailable
 from cryptoffload.names import HASHLIB, aes_name
 
-DEVICE = "/dev/crypto"
-HOW_TO_LOAD = (
-    "load the cryptodev module (modprobe cryptodev; it is cryptodev-linux, built against this "
-    "kernel)"
-)
+DEVICE = presence.CRYPTODEV_DEVICE
+HOW_TO_LOAD = presence.CRYPTODEV_HOW_TO_LOAD
 
 #: The kernel copies associated data into one page (authenc.c refuses more); 4 KiB is the
 #: smallest page, so no kernel takes less.

@@ -8,16 +8,13 @@ left under ``software`` is what no engine op carries.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-from typing import Any
+# What the engine answers with is imported at its probe: `run --engines passthrough` builds it
+# at start-up (its spec checked before the program starts) and probes it at the first op.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-
-from cryptoffload.engines.base import Capabilities
-from cryptoffload.engines.software import SoftwareEngine
-from cryptoffload.errors import Unavailable, UnknownEngine
-from cryptoffload.names import HASH_NAMES, XOF_NAMES, all_algorithms
+    from cryptoffload.engines.base import Capabilities
 
 
 class PassThroughEngine:
@@ -26,9 +23,15 @@ class PassThroughEngine:
     name = "passthrough"
 
     def __init__(self) -> None:
-        self._software = SoftwareEngine()
+        self._software: Any = None
 
     def probe(self) -> Capabilities:
+        from cryptoffload.engines.base import Capabilities
+        from cryptoffload.engines.software import SoftwareEngine
+        from cryptoffload.names import all_algorithms
+
+        if self._software is None:
+            self._software = SoftwareEngine()
         # No size threshold of its own: the built-in ones (policy.DEFAULT_MIN_SIZE, small
         # AES-CBC/CTR/ECB to software) pay a device's round trip back, and this engine has
         # none; without this, aioquic's 16-byte header-protection blocks stayed on software.
@@ -38,10 +41,20 @@ class PassThroughEngine:
         )
 
     def run(self, op: Any) -> Any:
-        return self._software.run(op)
+        software = self._software
+        if software is None:  # run before any probe: the provider always probes first
+            self.probe()
+            software = self._software
+        return software.run(op)
 
     def open_stream(self, op: Any) -> Any:
         """A running hash or HMAC (OpenSSL through hashlib/hmac); others decline ``streaming``."""
+        import hashlib
+        import hmac
+
+        from cryptoffload.errors import Unavailable
+        from cryptoffload.names import HASH_NAMES, XOF_NAMES
+
         name = op.alg[5:] if op.alg.startswith("hmac-") else op.alg
         if name not in HASH_NAMES or name in XOF_NAMES:
             raise Unavailable("streaming", op.alg)
@@ -51,6 +64,8 @@ class PassThroughEngine:
 
     def open_aead_stream(self, op: Any) -> Any:
         """AES-GCM fed piece by piece (OpenSSL's context); other AEADs decline ``streaming``."""
+        from cryptoffload.errors import Unavailable
+
         if not (op.alg.startswith("aes-") and op.alg.endswith("-gcm")):
             raise Unavailable("streaming", op.alg)
         return _GcmStream(op)
@@ -83,6 +98,8 @@ class _GcmStream:
     __slots__ = ("_ctx", "_encrypting")
 
     def __init__(self, op: Any) -> None:
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
         self._encrypting = op.kind == "encrypt"
         mode = modes.GCM(bytes(op.iv), min_tag_length=4)
         cipher = Cipher(algorithms.AES(bytes(op.key)), mode)
@@ -107,5 +124,7 @@ class _GcmStream:
 def from_spec(arg: str) -> PassThroughEngine:
     """``passthrough`` takes no options."""
     if arg:
+        from cryptoffload.errors import UnknownEngine
+
         raise UnknownEngine(f"the passthrough engine takes no options, got 'passthrough:{arg}'")
     return PassThroughEngine()

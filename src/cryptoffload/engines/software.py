@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
+import sys
 from typing import Any
 
-from cryptography.hazmat.backends.openssl.backend import backend as _openssl
+from cryptography.hazmat.bindings._rust import openssl as _rust_openssl
 from cryptography.hazmat.decrepit.ciphers import algorithms as decrepit
 from cryptography.hazmat.primitives import cmac
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -24,7 +23,7 @@ from cryptography.hazmat.primitives.ciphers.aead import (
 from cryptography.hazmat.primitives.poly1305 import Poly1305
 
 from cryptoffload import modes
-from cryptoffload.blocks import ffdh, pkcs1
+from cryptoffload.blocks import pkcs1
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines import _software_more
 from cryptoffload.engines.base import Capabilities
@@ -61,6 +60,12 @@ def cpu_crypto_features() -> list[str]:
     except OSError:
         pass
     return []
+
+
+def python_version() -> str:
+    """``platform.python_version()`` (``3.11.7``, ``3.13.0rc1``), without platform's import."""
+    version = sys.version.split()[0]
+    return version if version.count(".") > 1 else f"{version}.0"
 
 
 _MODES = {
@@ -139,17 +144,15 @@ class SoftwareEngine:
 
     def probe(self) -> Capabilities:
         """Always available; reports the OpenSSL build and the machine."""
-        import platform
-
         return Capabilities(
             available=True,
             reason="",
             algorithms=frozenset(all_algorithms()),
             detail={
-                "openssl": _openssl.openssl_version_text(),
-                "machine": platform.machine(),
+                "openssl": _rust_openssl.openssl_version_text(),  # the backend's, without it
+                "machine": os.uname().machine,  # platform.machine(), without platform's import
                 "cpu crypto features": " ".join(cpu_crypto_features()) or "none found",
-                "python": platform.python_version(),
+                "python": python_version(),
             },
         )
 
@@ -208,8 +211,24 @@ def _other_aead(op: Any) -> bytes:
     return aead.decrypt(op.iv, op.data, op.aad)
 
 
+#: hashlib and hmac, imported at the engine's first hash or HMAC: their import (OpenSSL's
+#: _hashlib) is a start-up cost of every program that builds a provider.
+_hashlib: Any = None
+_hmac: Any = None
+
+
+def _load_stdlib() -> None:
+    global _hashlib, _hmac
+    import hashlib
+    import hmac
+
+    _hashlib, _hmac = hashlib, hmac
+
+
 def _hash(op: Any) -> bytes:
-    state = hashlib.new(HASH_NAMES[op.alg], op.data)
+    if _hashlib is None:
+        _load_stdlib()
+    state = _hashlib.new(HASH_NAMES[op.alg], op.data)
     return state.digest() if op.length is None else state.digest(op.length)
 
 
@@ -218,7 +237,9 @@ def _mac(op: Any) -> bytes:
         return Poly1305.generate_tag(op.key, op.data)
     kind, base = op.alg.split("-", 1)
     if kind == "hmac":
-        return hmac.digest(op.key, op.data, HASH_NAMES[base])
+        if _hmac is None:
+            _load_stdlib()
+        return _hmac.digest(op.key, op.data, HASH_NAMES[base])
     if kind == "cmac":
         ctx = cmac.CMAC(block_cipher(base, op.key))
         ctx.update(op.data)
@@ -271,6 +292,8 @@ def _ecdh(op: Any) -> bytes:
 
 
 def _dh(op: Any) -> bytes:
+    from cryptoffload.blocks import ffdh  # here: its tables and classes are a start-up's cost
+
     return ffdh.agree(op.key, op.peer.y)
 
 

@@ -86,21 +86,25 @@ def install_for_run(
     Without ``engines`` and ``policy``, the provider (the engines found, each probed) is built
     by the program's first operation, or by its first import of ``hashlib`` or ``hmac``, which
     decides their views from it (the default provider then; on a machine where no engine's
-    device may be, Python's modules without building it). With them, it is built here, as
-    :func:`install` builds it (a bad spec or policy is an error before the program starts), and
-    the views are decided from it at that first import. A policy file named by
-    ``CRYPTOFFLOAD_POLICY`` is read here for the same reason. With ``tls``, ``ssl`` connections
+    device may be, Python's modules without building it). With ``engines`` alone, they are built
+    here (a bad spec is an error before the program starts) and the provider of them at the
+    same first need (with ``software`` only, which claims nothing, Python's modules without
+    building it). With ``policy``, it is built here, as :func:`install` builds it, and the views
+    are decided from it at that first import. A policy file named by ``CRYPTOFFLOAD_POLICY`` is
+    read here for the same reason. With ``tls``, ``ssl`` connections
     ask for kTLS from the moment the program imports ``ssl`` (at once if it is imported)."""
     only = _checked_only(only)
-    provider = None
-    if engines is not None or policy is not None:
+    provider = chosen = None
+    if policy is not None:
         provider = _set_provider(engines, policy)
+    elif engines is not None:
+        chosen = _choose(engines)
     elif os.environ.get(POLICY_ENV):
         from cryptoffload.policy import Policy
 
         Policy.from_env()  # its errors now, not at the program's first operation
     HOOK.install(only)
-    HOOK.mirror_stdlib_when_imported(lambda: _stdlib_views(provider))
+    HOOK.mirror_stdlib_when_imported(lambda: _stdlib_views(provider, chosen))
     if tls:
         HOOK.call_when_imported("ssl", _install_kernel_tls)
 
@@ -132,11 +136,42 @@ def _set_provider(
     return provider
 
 
-def _stdlib_views(provider: Provider | None) -> Mapping[str, types.ModuleType]:
+def _choose(engines: Sequence[Any]) -> list[Any]:
+    """The engines the default provider is built from at its first need (checked now)."""
+    from cryptoffload import engines as registry
+
+    if "cryptoffload.provider" in sys.modules:  # a default built already gives way, as replaced
+        from cryptoffload.provider import set_default_provider
+
+        set_default_provider(None)
+    chosen = registry.choose(list(engines))
+    if not all(isinstance(engine, str) or _has_engine_members(engine) for engine in chosen):
+        from cryptoffload.provider import Provider
+
+        Provider(chosen)  # its TypeError for the engine short of a member, now
+    return chosen
+
+
+def _has_engine_members(engine: Any) -> bool:
+    """What the Provider checks of an engine before probing it (see engines/base.py)."""
+    return (
+        isinstance(getattr(engine, "name", None), str)
+        and callable(getattr(engine, "probe", None))
+        and callable(getattr(engine, "run", None))
+    )
+
+
+def _stdlib_views(
+    provider: Provider | None, chosen: Sequence[Any] | None = None
+) -> Mapping[str, types.ModuleType]:
     """The hashlib and hmac views under ``provider``, or under the default provider (built now
-    if no operation has built it); none, without building it, where no engine may be found and
+    if no operation has built it); none, without building it, where it is to be of ``chosen``
+    engines that are software alone, or of the engines found where no engine may be found and
     no policy file named (no engine to claim a hash, no policy to require its offload)."""
-    if provider is None and not os.environ.get(POLICY_ENV):
+    if chosen is not None:
+        if all(engine == "software" for engine in chosen):
+            return {}
+    elif provider is None and not os.environ.get(POLICY_ENV):
         from cryptoffload import engines
 
         if not engines.may_discover_any():
