@@ -126,10 +126,10 @@ def test_run_with_engines_builds_the_provider_of_them_at_the_first_need(engines_
     import cryptoffload.lane
 
     install_for_run(["software"])
-    assert cryptoffload.lane._default is None  # nothing built at start-up
+    assert cryptoffload.lane.DEFAULT_BOX[0] is None  # nothing built at start-up
     ns = app_imports("import hashlib, hmac")
     assert ns["hashlib"] is hashlib and ns["hmac"] is hmac  # software claims none: Python's
-    assert cryptoffload.lane._default is None  # ... decided without building the provider
+    assert cryptoffload.lane.DEFAULT_BOX[0] is None  # ... decided without building it
     assert [e.name for e in cryptoffload.current().engines] == ["software"]
     assert engines_found == []
 
