@@ -27,6 +27,7 @@ from cryptoffload import modes
 from cryptoffload.blocks import ffdh, pkcs1
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines import _software_more
+from cryptoffload.engines._kept import CarriedContexts, KeyedObjects, carries
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import NoResult, Unavailable
 from cryptoffload.names import CIPHER_CLASSES, HASH_NAMES, all_algorithms
@@ -93,13 +94,20 @@ def _whole_cipher(op: Any) -> Cipher:
     return Cipher(block_cipher(alg, op.key), cipher_mode(alg.rsplit("-", 1)[1], op.iv))
 
 
+#: Key schedules kept between ops under the same key, and chained contexts carried on (see
+#: cryptoffload.engines._kept): a chained ``Cipher`` context's ops, or one key's AEAD ops, pay
+#: OpenSSL's set-up once instead of per op.
+_KEYED = KeyedObjects()
+_CARRIED = CarriedContexts()
+
+
 def gcm_encrypt(
     key: bytes, nonce: Any, data: Any, aad: Any, tag_length: int, alg: str = "aes"
 ) -> bytes:
     """GCM ciphertext and tag in one buffer (a short tag: the full tag's leading bytes); AES
     unless ``alg`` names another 16-byte block cipher (``sm4-gcm``)."""
     if tag_length == 16 and alg[0] == "a":
-        return AESGCM(key).encrypt(nonce, data, aad)
+        return _KEYED.get(AESGCM, key).encrypt(nonce, data, aad)
     ctx = Cipher(block_cipher(alg, key), modes.GCM(nonce)).encryptor()
     if aad:
         ctx.authenticate_additional_data(aad)
@@ -113,7 +121,7 @@ def gcm_decrypt(
     """Plaintext of GCM ciphertext followed by its tag, or InvalidTag (and nothing else); AES
     unless ``alg`` names another 16-byte block cipher (``sm4-gcm``)."""
     if tag_length == 16 and alg[0] == "a":
-        return AESGCM(key).decrypt(nonce, sealed, aad)
+        return _KEYED.get(AESGCM, key).decrypt(nonce, sealed, aad)
     view = memoryview(sealed).cast("B")
     tag = bytes(view[-tag_length:])
     mode = modes.GCM(nonce, tag, min_tag_length=tag_length)
@@ -164,6 +172,8 @@ class SoftwareEngine:
 
 
 def _cipher(op: Any) -> bytes | int:
+    if carries(op):
+        return _CARRIED.run(op)
     cipher = _whole_cipher(op)
     ctx = cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
     out = op.out
@@ -189,7 +199,7 @@ def _aead(op: Any) -> bytes:
         return fn(op.key, op.iv, op.data, op.aad, op.tag_length, op.alg)
     if code != "c":
         return _other_aead(op)
-    ccm = AESCCM(op.key, tag_length=op.tag_length)
+    ccm = _KEYED.get(AESCCM, op.key, op.tag_length)
     if op.kind == "encrypt":
         return ccm.encrypt(op.iv, op.data, op.aad)
     return ccm.decrypt(op.iv, op.data, op.aad)
@@ -202,14 +212,16 @@ def _other_aead(op: Any) -> bytes:
         aad = list(op.aad) if op.aad else None
         return siv.encrypt(op.data, aad) if op.kind == "encrypt" else siv.decrypt(op.data, aad)
     cls = next(c for end, c in _AEADS.items() if alg.endswith(end))
-    aead = cls(op.key)
+    aead = _KEYED.get(cls, op.key)
     if op.kind == "encrypt":
         return aead.encrypt(op.iv, op.data, op.aad)
     return aead.decrypt(op.iv, op.data, op.aad)
 
 
 def _hash(op: Any) -> bytes:
-    state = hashlib.new(HASH_NAMES[op.alg], op.data)
+    name = HASH_NAMES[op.alg]
+    make = _HASH_CONSTRUCTORS.get(name)
+    state = make(op.data) if make is not None else hashlib.new(name, op.data)
     return state.digest() if op.length is None else state.digest(op.length)
 
 
@@ -296,6 +308,13 @@ def _dsa(op: Any) -> Any:
 def _rng(op: Any) -> bytes:
     return os.urandom(op.length)
 
+
+#: hashlib's named constructors (OpenSSL's), called without hashlib.new's lookup per op.
+_HASH_CONSTRUCTORS = {
+    name: getattr(hashlib, name)
+    for name in set(HASH_NAMES.values())
+    if name in hashlib.algorithms_guaranteed and callable(getattr(hashlib, name, None))
+}
 
 _AES_KEYED = frozenset({"cipher", "aead", "mac"})
 _HANDLERS = {
