@@ -182,7 +182,11 @@ class StreamContext:
             out = self._software_final(sw)
             lane.count(~n)
             return out
-        return lane.run(self._op(data))
+        return lane.run(self._op(data), self._CHECKED)
+
+    #: True where the op at the end needs no check by the lane: every field but the data was
+    #: checked when the context was made, and the data is the bytes gathered here.
+    _CHECKED = False
 
     #: The subclass's own slots (key, algorithm) that a copy shares with its original.
     _OWN_FIELDS: tuple[str, ...] = ()

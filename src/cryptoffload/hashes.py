@@ -147,6 +147,7 @@ class _HashStream(StreamContext):
 
     __slots__ = ("_algorithm",)
     _OWN_FIELDS = ("_algorithm",)
+    _CHECKED = True  # a fixed-size hash: the op is its name and the gathered bytes
 
     def __init__(self, algorithm: HashAlgorithm, alg: str, provider: Provider | None) -> None:
         self._algorithm = algorithm
@@ -174,6 +175,7 @@ class _XofStream(_HashStream):
     """SHAKE128/SHAKE256: as :class:`_HashStream`, with ``algorithm.digest_size`` bytes out."""
 
     __slots__ = ()
+    _CHECKED = False  # the lane checks the output length
 
     def _software_final(self, ctx: Any) -> bytes:
         return ctx.digest(self._algorithm.digest_size)

@@ -89,6 +89,7 @@ class _HmacStream(MacContext):
 
     __slots__ = ("_algorithm", "_key")
     _OWN_FIELDS = ("_algorithm", "_key")
+    _CHECKED = True  # the key was checked (and made bytes) by HMAC, the hash named by it
 
     def __init__(
         self, key: bytes, algorithm: HashAlgorithm, alg: str, provider: Provider | None

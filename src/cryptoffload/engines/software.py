@@ -193,7 +193,13 @@ _AEADS = {"-poly1305": ChaCha20Poly1305, "-ocb": AESOCB3, "gcm-siv": AESGCMSIV}
 
 
 def _aead(op: Any) -> bytes:
-    code = op.alg[-3]
+    alg = op.alg
+    code = alg[-3]
+    if code == "g" and op.tag_length == 16 and alg[0] == "a":  # AES-GCM, gcm_encrypt's first case
+        box = _KEYED.get(AESGCM, op.key)
+        if op.kind == "encrypt":
+            return box.encrypt(op.iv, op.data, op.aad)
+        return box.decrypt(op.iv, op.data, op.aad)
     if code == "g":  # -gcm, not -ccm
         fn = gcm_encrypt if op.kind == "encrypt" else gcm_decrypt
         return fn(op.key, op.iv, op.data, op.aad, op.tag_length, op.alg)
@@ -230,7 +236,13 @@ def _mac(op: Any) -> bytes:
         return Poly1305.generate_tag(op.key, op.data)
     kind, base = op.alg.split("-", 1)
     if kind == "hmac":
-        return hmac.digest(op.key, op.data, HASH_NAMES[base])
+        name = HASH_NAMES[base]
+        if _hmac_digest is not None:
+            try:
+                return _hmac_digest(op.key, op.data, name)
+            except _UnsupportedDigest:  # a hash Python's OpenSSL lacks: Python's hmac
+                pass
+        return hmac.digest(op.key, op.data, name)
     if kind == "cmac":
         ctx = cmac.CMAC(block_cipher(base, op.key))
         ctx.update(op.data)
@@ -308,6 +320,12 @@ def _dsa(op: Any) -> Any:
 def _rng(op: Any) -> bytes:
     return os.urandom(op.length)
 
+
+try:  # what hmac.digest calls for a hash OpenSSL has, without hmac.digest's own frame
+    from _hashlib import UnsupportedDigestmodError as _UnsupportedDigest
+    from _hashlib import hmac_digest as _hmac_digest
+except ImportError:  # a Python without OpenSSL's hashlib: hmac.digest
+    _hmac_digest = None
 
 #: hashlib's named constructors (OpenSSL's), called without hashlib.new's lookup per op.
 _HASH_CONSTRUCTORS = {
