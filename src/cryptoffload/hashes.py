@@ -119,7 +119,7 @@ class Hash(DirectDigest):
             if algorithm.__class__ in _BY_CLASS:  # its class names its hash
                 self._direct_path[0][algorithm.__class__] = (lane, make, b"")
             return
-        self._set_inner(_HashStream(algorithm, alg, provider), lane, algorithm)
+        self._set_inner(_HashStream(algorithm, alg, provider, lane), lane, algorithm)
 
     @classmethod
     def hash(cls, algorithm: HashAlgorithm, data: bytes) -> bytes:
@@ -149,9 +149,11 @@ class _HashStream(StreamContext):
     _OWN_FIELDS = ("_algorithm",)
     _CHECKED = True  # a fixed-size hash: the op is its name and the gathered bytes
 
-    def __init__(self, algorithm: HashAlgorithm, alg: str, provider: Provider | None) -> None:
+    def __init__(
+        self, algorithm: HashAlgorithm, alg: str, provider: Provider | None, lane: Any = None
+    ) -> None:
         self._algorithm = algorithm
-        self._start(alg, provider)
+        self._start(alg, provider, lane)
 
     def _software(self):
         return HASHLIB[self._alg]()
