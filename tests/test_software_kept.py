@@ -145,3 +145,16 @@ def test_stores_show_no_key_in_their_repr() -> None:
     carried.run(CipherOp("aes-128-ctr", "encrypt", KEY, bytes(16), bytes(5)))
     for store in (keyed, carried):
         assert KEY.hex() not in repr(store) and repr(KEY) not in repr(store)
+
+
+def test_passthrough_subclass_keeps_its_own_run() -> None:
+    seen: list[str] = []
+
+    class Watching(PassThroughEngine):
+        def run(self, op: object) -> object:
+            seen.append(op.alg)
+            return super().run(op)
+
+    op = AeadOp("aes-128-gcm", "encrypt", KEY, bytes(12), b"x", None, 16)
+    assert Watching().run(op) == PassThroughEngine().run(op) == SoftwareEngine().run(op)
+    assert seen == ["aes-128-gcm"]

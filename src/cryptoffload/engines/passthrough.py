@@ -27,6 +27,10 @@ class PassThroughEngine:
 
     def __init__(self) -> None:
         self._software = SoftwareEngine()
+        if type(self).run is PassThroughEngine.run:
+            # The software engine's own run, bound: every op on this engine one frame shorter
+            # (a subclass that defines run keeps its own).
+            self.run = self._software.run  # type: ignore[method-assign]
 
     def probe(self) -> Capabilities:
         # No size threshold of its own: the built-in ones (policy.DEFAULT_MIN_SIZE, small
