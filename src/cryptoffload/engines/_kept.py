@@ -74,15 +74,16 @@ class CarriedContexts:
     block, CTR's counter block). A chained ``Cipher`` context's next op starts there, and
     goes on in that context instead of a new one (its key schedule and set-up).
 
-    A CTR op may end mid-block: the context then holds the keystream of that block's first
-    bytes, and the next op re-sends those bytes from the block's start (as a chained context
-    does), their output made from the keystream kept. An entry is taken out while an op runs
-    (one thread has it) and put back at the op's end point; at most :data:`LIMIT` kept."""
+    A CTR op may end mid-block: the entry then keeps that block's first bytes in and out, and
+    the next op re-sends them from the block's start (as a chained context does): their output
+    is the one kept (other bytes there: XORed with the keystream that in and out give). An
+    entry is taken out while an op runs (one thread has it) and put back at the op's end point;
+    at most :data:`LIMIT` kept."""
 
     __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[Any, ...], tuple[Any, bytes]] = {}
+        self._kept: dict[tuple[Any, ...], tuple[Any, bytes, bytes]] = {}
 
     def run(self, op: Any) -> bytes | int:
         """``op``'s result (see :func:`carries` for which ops), as the software engine gives it."""
@@ -95,13 +96,15 @@ class CarriedContexts:
         if mode == "cbc" and kind == "decrypt":
             next_iv: Any = bytes(data[n - 16 : n]) if n else iv
         entry = self._kept.pop((alg, kind, key, iv), None)
-        ctx, stream = entry if entry is not None else (None, b"")
-        k = len(stream)
+        ctx, was_in, was_out = entry if entry is not None else (None, b"", b"")
+        k = len(was_in)
         if ctx is None or n < k:
             ctx, k = _context(kind, key, mode, iv), 0
         if k:
-            head = _xor(bytes(data[:k]), stream)
-            result: Any = head + ctx.update(data[k:])
+            head = bytes(data[:k])
+            if head != was_in:  # not the bytes re-sent: the keystream is in XOR out
+                was_out = _xor(head, _xor(was_in, was_out))
+            result: Any = was_out + ctx.update(data[k:])
         elif out is not None and len(out) >= n + 15:  # cryptography's room rule
             ctx.update_into(data, out)
             result = None
@@ -114,19 +117,18 @@ class CarriedContexts:
             produced = result
         else:
             produced = result
+        tail_out = bytes(produced[n - rem : n]) if rem else b""
         if mode == "ctr":
             next_iv = ctr_after(iv, n // 16)
-            stream = _xor(bytes(produced[n - rem : n]), tail) if rem else b""
         elif mode == "cbc":
             if kind == "encrypt":
                 next_iv = bytes(produced[n - 16 : n]) if n else iv
-            stream = b""
         else:
-            next_iv, stream = iv, b""
+            next_iv = iv
         kept = self._kept
         if len(kept) >= LIMIT:
             kept.clear()
-        kept[(alg, kind, key, next_iv)] = (ctx, stream)
+        kept[(alg, kind, key, next_iv)] = (ctx, tail, tail_out)
         return n if out is not None else result
 
     def clear(self) -> None:
