@@ -13,7 +13,9 @@ to the one before; the differences are the parts:
   validate   + ``validate_op`` (GCM only: a chained ``Cipher`` context checks its ops itself)
   lane       + ``Lane.run``: routing (``_offer``), the engine call, counting
   op         + the Op built per call
-  api        the public call (``AESGCM.encrypt``, ``update`` on a ``Cipher`` context)
+  api        the public call (``AESGCM.encrypt``, ``update`` on a ``Cipher`` context); it
+             skips ``validate_op`` where the primitive checked the op's fields itself, so its
+             row adds its own work less the validation above
 
 ``partial`` is the floor of any layer: the instructions ``functools.partial`` adds to a call.
 
