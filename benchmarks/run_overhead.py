@@ -11,7 +11,8 @@ and the ratios to the baseline are printed.
 
 ``--instructions`` counts instead what each case costs in instructions (callgrind, as
 ``overhead_instructions.py`` does: one process per side, runs of N and 6N ops, the per-op
-difference), plain ``python`` against ``run --engines software``. Its ``partial`` column is
+difference), plain ``python`` against ``run --engines software`` and ``--engines passthrough``
+(the engine path's own cost per op). Its ``partial`` column is
 the floor: the instructions ``functools.partial`` (the standard library's one-layer forwarder)
 adds to one call, times the calls the case makes into the layer (a layer that sees each call
 pays at least that before doing anything).
@@ -378,26 +379,33 @@ def per_op(prefix: list[str], script: str, how: str, what: str, ops: int) -> flo
 
 
 def instructions_table(script: str, cases: list[str], args: argparse.Namespace) -> None:
-    """Instructions per op, plain ``python`` against ``run --engines software``."""
+    """Instructions per op, plain ``python`` against ``run --engines software`` and ``run
+    --engines passthrough`` (the engine path: its ``added`` is the lane's own cost per op, the
+    pass-through engine answering by the software engine)."""
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
     shape = json.loads(child([], script, "cases"))
-    software = WAYS["run, software"]
+    software, engine = WAYS["run, software"], WAYS["run, passthrough"]
     ops = args.ops
     partial = per_op([], script, "floor", "partial", ops) - per_op(
         [], script, "floor", "direct", ops
     )
     print(f"functools.partial adds {partial:.0f} instructions to a call")
     width = max(map(len, cases)) + 2
-    print(f"{'case':<{width}}{'cryptography':>13}{'run':>11}{'added':>9}{'ratio':>7}{'partial':>9}")
+    print(
+        f"{'case':<{width}}{'cryptography':>13}{'run':>11}{'added':>9}{'ratio':>7}"
+        f"{'passthrough':>12}{'added':>9}{'ratio':>7}{'partial':>9}"
+    )
     for case in cases:
         calls, share = shape[case]
         n = max(10, ops // share)
         theirs = per_op([], script, "count", case, n)
         ours = per_op(software, script, "count", case, n)
+        routed = per_op(engine, script, "count", case, n)
         print(
             f"{case:<{width}}{theirs:>13,.0f}{ours:>11,.0f}{ours - theirs:>9,.0f}"
-            f"{theirs / ours:>7.3f}{calls * partial:>9,.0f}",
+            f"{theirs / ours:>7.3f}{routed:>12,.0f}{routed - theirs:>9,.0f}"
+            f"{theirs / routed:>7.3f}{calls * partial:>9,.0f}",
             flush=True,
         )
 
@@ -413,7 +421,10 @@ def main() -> None:
         help="count instructions (callgrind): per op instead of timing, and per start as well",
     )
     parser.add_argument(
-        "--startup-rounds", type=int, default=20, help="alternating start-up rounds (default 20)"
+        "--startup-rounds",
+        type=int,
+        default=20,
+        help="alternating start-up rounds (default 20; 0: no start-up measurement)",
     )
     parser.add_argument(
         "--startup-only", action="store_true", help="measure start-up only, not the ops"
@@ -438,7 +449,8 @@ def main() -> None:
             instructions_table(f.name, cases, args)
         else:
             rates_table(f.name, cases, args)
-        start_up(args.startup_rounds, args.instructions)
+        if args.startup_rounds > 0:
+            start_up(args.startup_rounds, args.instructions)
     finally:
         os.unlink(f.name)
         os.unlink(pem)

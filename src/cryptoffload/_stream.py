@@ -10,7 +10,7 @@ from cryptography.exceptions import AlreadyFinalized, InvalidSignature
 
 from cryptoffload import validate
 from cryptoffload.ops import Op
-from cryptoffload.provider import Provider, checked_provider, resolve
+from cryptoffload.provider import Lane, Provider, checked_provider, resolve
 
 #: Bytes a context gathers for one engine op. A longer message goes to an engine that keeps a
 #: running state (``open_stream``), else to software, each engine counted with its reason (a
@@ -55,9 +55,13 @@ class StreamContext:
         "_total",
     )
 
-    def _start(self, alg: str, provider: Provider | None) -> None:
+    def _start(self, alg: str, provider: Provider | None, lane: Lane | None = None) -> None:
+        """Begin a message of ``alg`` on ``lane`` (None: ``provider``'s lane, or the one in
+        force's: a caller that resolved it already passes it)."""
         self._alg = alg
-        lane = self._lane = resolve(checked_provider(provider)).lane(alg)
+        if lane is None:
+            lane = resolve(checked_provider(provider)).lane(alg)
+        self._lane = lane
         self._total = 0
         self._done = False
         self._spilled = False
@@ -96,7 +100,8 @@ class StreamContext:
             return
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")
-        validate.byteslike("data", data)
+        if data.__class__ is not bytes:
+            validate.byteslike("data", data)
         self._total += len(data)
         if sw is not None:
             sw.update(data)
@@ -182,7 +187,11 @@ class StreamContext:
             out = self._software_final(sw)
             lane.count(~n)
             return out
-        return lane.run(self._op(data))
+        return lane.run(self._op(data), self._CHECKED)
+
+    #: True where the op at the end needs no check by the lane: every field but the data was
+    #: checked when the context was made, and the data is the bytes gathered here.
+    _CHECKED = False
 
     #: The subclass's own slots (key, algorithm) that a copy shares with its original.
     _OWN_FIELDS: tuple[str, ...] = ()

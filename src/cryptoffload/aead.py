@@ -22,6 +22,8 @@ from cryptoffload.names import aes_name
 from cryptoffload.ops import AeadIntoOp, AeadOp
 from cryptoffload.provider import Lane, Provider, checked_provider, unbound_lane
 
+_AEAD_MAX = validate.AEAD_MAX
+
 __all__ = ["AESCCM", "AESGCM", "AESGCMSIV", "AESOCB3", "AESSIV", "ChaCha20Poly1305"]
 
 
@@ -76,6 +78,12 @@ class _AeadBase(AeadCore):
     def _op(self, kind: str, nonce: Any, data: Any, aad: Any) -> AeadOp:
         return AeadOp(self._alg, kind, self._key, nonce, data, aad, self._tag_length)
 
+    def _plain(self, nonce: Any, data: Any, aad: Any, tag_length: int) -> bool:
+        """Whether an op's fields need no check beyond this one (bytes of lengths the mode
+        takes; key and tag length were checked when the object was made): the lane then skips
+        ``validate_op``, which would run the same checks again. False: it runs them all."""
+        return False
+
     def _software(self) -> Any:
         """The `cryptography` object for the direct path, or None where it cannot serve."""
         raise NotImplementedError
@@ -94,7 +102,10 @@ class _AeadBase(AeadCore):
         if held:
             fast = self._held(lane, data, 0)
             if fast is None:
-                return lane.run(self._op("encrypt", nonce, data, associated_data))
+                op = AeadOp(
+                    self._alg, "encrypt", self._key, nonce, data, associated_data, self._tag_length
+                )
+                return lane.run(op, self._plain(nonce, data, associated_data, 0))
         try:
             out = fast.encrypt(nonce, data, associated_data)
         except (TypeError, ValueError):
@@ -166,9 +177,13 @@ class _AeadBase(AeadCore):
         fast = self._fast
         held = fast is None
         if held:
-            fast = self._held(lane, data, self._tag_length)
+            tag_length = self._tag_length
+            fast = self._held(lane, data, tag_length)
             if fast is None:
-                return lane.run(self._op("decrypt", nonce, data, associated_data))
+                op = AeadOp(
+                    self._alg, "decrypt", self._key, nonce, data, associated_data, tag_length
+                )
+                return lane.run(op, self._plain(nonce, data, associated_data, tag_length))
         try:
             out = fast.decrypt(nonce, data, associated_data)
         except TypeError:
@@ -388,6 +403,15 @@ class AESGCM(_AeadBase):
         if self._tag_length != 16 or isinstance(self._key, DeviceKey):
             return None
         return _aead.AESGCM(self._key)
+
+    def _plain(self, nonce: Any, data: Any, aad: Any, tag_length: int) -> bool:
+        return (
+            nonce.__class__ is bytes
+            and 8 <= len(nonce) <= 128
+            and data.__class__ is bytes
+            and tag_length <= len(data) <= _AEAD_MAX
+            and (aad is None or (aad.__class__ is bytes and len(aad) <= _AEAD_MAX))
+        )
 
     def _explain(self, nonce: Any, data: Any, aad: Any, tag_length: int) -> None:
         validate.gcm_nonce(nonce)

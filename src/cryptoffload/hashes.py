@@ -119,7 +119,7 @@ class Hash(DirectDigest):
             if algorithm.__class__ in _BY_CLASS:  # its class names its hash
                 self._direct_path[0][algorithm.__class__] = (lane, make, b"")
             return
-        self._set_inner(_HashStream(algorithm, alg, provider), lane, algorithm)
+        self._set_inner(_HashStream(algorithm, alg, provider, lane), lane, algorithm)
 
     @classmethod
     def hash(cls, algorithm: HashAlgorithm, data: bytes) -> bytes:
@@ -147,10 +147,13 @@ class _HashStream(StreamContext):
 
     __slots__ = ("_algorithm",)
     _OWN_FIELDS = ("_algorithm",)
+    _CHECKED = True  # a fixed-size hash: the op is its name and the gathered bytes
 
-    def __init__(self, algorithm: HashAlgorithm, alg: str, provider: Provider | None) -> None:
+    def __init__(
+        self, algorithm: HashAlgorithm, alg: str, provider: Provider | None, lane: Any = None
+    ) -> None:
         self._algorithm = algorithm
-        self._start(alg, provider)
+        self._start(alg, provider, lane)
 
     def _software(self):
         return HASHLIB[self._alg]()
@@ -174,6 +177,7 @@ class _XofStream(_HashStream):
     """SHAKE128/SHAKE256: as :class:`_HashStream`, with ``algorithm.digest_size`` bytes out."""
 
     __slots__ = ()
+    _CHECKED = False  # the lane checks the output length
 
     def _software_final(self, ctx: Any) -> bytes:
         return ctx.digest(self._algorithm.digest_size)

@@ -50,10 +50,13 @@ class HMAC(DirectDigest):
         *,
         provider: Provider | None = None,
     ) -> None:
-        validate.byteslike("key", key)
-        base = _hmac_hash(algorithm)
+        if key.__class__ is not bytes:
+            validate.byteslike("key", key)
+            key = bytes(key)
+        base = _HASH_CLASSES.get(algorithm.__class__)
+        if base is None or base in XOF_NAMES:
+            base = _hmac_hash(algorithm)
         alg = f"hmac-{base}"
-        key = bytes(key)
         provider = checked_provider(provider)
         lane = resolve(provider).lane(alg)
         if lane.software_only and _openssl_hmac is not None:
@@ -67,7 +70,7 @@ class HMAC(DirectDigest):
                 if algorithm.__class__ in _HASH_CLASSES:  # its class names its hash
                     self._direct_path[0][algorithm.__class__] = (lane, _openssl_hmac, b"", name)
                 return
-        self._set_inner(_HmacStream(key, algorithm, alg, provider), lane, algorithm)
+        self._set_inner(_HmacStream(key, algorithm, alg, provider, lane), lane, algorithm)
 
     def __repr__(self) -> str:
         return f"<HMAC {self._lane.alg}>"
@@ -89,13 +92,19 @@ class _HmacStream(MacContext):
 
     __slots__ = ("_algorithm", "_key")
     _OWN_FIELDS = ("_algorithm", "_key")
+    _CHECKED = True  # the key was checked (and made bytes) by HMAC, the hash named by it
 
     def __init__(
-        self, key: bytes, algorithm: HashAlgorithm, alg: str, provider: Provider | None
+        self,
+        key: bytes,
+        algorithm: HashAlgorithm,
+        alg: str,
+        provider: Provider | None,
+        lane: Any = None,
     ) -> None:
         self._key = key
         self._algorithm = algorithm
-        self._start(alg, provider)
+        self._start(alg, provider, lane)
 
     def _software(self):
         return _std_hmac.new(self._key, digestmod=HASH_NAMES[self._alg[5:]])

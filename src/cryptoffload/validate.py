@@ -96,10 +96,20 @@ def block_aligned(mode: str, length: int, size: int = BLOCK) -> None:
 @functools.cache
 def aes_key_bytes(alg: str) -> int:
     """The AES key length in bytes an algorithm name carries (``aes-192-gcm``, ``cmac-aes-256``)."""
+    known = _AES_KEY_BYTES.get(alg)
+    if known is not None:
+        return known
     bits = next((part for part in alg.split("-") if part in ("128", "192", "256")), None)
     if bits is None:
         raise ValueError(f"{alg!r} names no AES key size")
+    if len(_AES_KEY_BYTES) < 256:  # the names ops carry: a few dozen (any str may come in)
+        _AES_KEY_BYTES[alg] = int(bits) // 8
     return int(bits) // 8
+
+
+#: aes_key_bytes's answers so far: every AES op's validation asks it (a dict look-up instead of
+#: splitting the name).
+_AES_KEY_BYTES: dict[str, int] = {}
 
 
 def aes_key_for(alg: str, key: Any) -> None:

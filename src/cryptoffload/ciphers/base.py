@@ -313,7 +313,7 @@ class _ChainedContext(ChainedCore):
             data = as_plain(data)  # a DmaBuffer: in use by this op, read in place
             with claimed(data):
                 return self._update(data, None)
-        return self._update(_as_buffer(data), None)
+        return self._update(data if data.__class__ is bytes else _as_buffer(data), None)
 
     def _update_into_slow(self, data: Any, buf: Any) -> int:
         """``update_into`` past the held-back path (ChainedCore's)."""
@@ -414,7 +414,9 @@ class _ChainedContext(ChainedCore):
         out = self._lane.run(
             CipherOp(self._alg, self._kind, self._key, self._chain, send, into), True
         )
-        if full and mode != "ecb":
+        if full and mode == "ctr":  # _advance's commonest case, without its frame
+            self._chain = ivs.ctr_after(self._chain, full // 16)
+        elif full and mode != "ecb":
             self._advance(
                 last_in if last_in is not None else buf[full - block : full],
                 (into if into is not None else out)[full - block : full],

@@ -32,6 +32,10 @@ class PassThroughEngine:
 
         if self._software is None:
             self._software = SoftwareEngine()
+            if type(self).run is PassThroughEngine.run:
+                # The software engine's own run, bound: every op on this engine one frame
+                # shorter (a subclass that defines run keeps its own).
+                self.run = self._software.run  # type: ignore[method-assign]
         # No size threshold of its own: the built-in ones (policy.DEFAULT_MIN_SIZE, small
         # AES-CBC/CTR/ECB to software) pay a device's round trip back, and this engine has
         # none; without this, aioquic's 16-byte header-protection blocks stayed on software.

@@ -26,6 +26,7 @@ from cryptoffload import modes
 from cryptoffload.blocks import pkcs1
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines import _software_more
+from cryptoffload.engines._kept import CarriedContexts, KeyedObjects, carries
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import NoResult, Unavailable
 from cryptoffload.names import CIPHER_CLASSES, HASH_NAMES, all_algorithms
@@ -98,13 +99,20 @@ def _whole_cipher(op: Any) -> Cipher:
     return Cipher(block_cipher(alg, op.key), cipher_mode(alg.rsplit("-", 1)[1], op.iv))
 
 
+#: Key schedules kept between ops under the same key, and chained contexts carried on (see
+#: cryptoffload.engines._kept): a chained ``Cipher`` context's ops, or one key's AEAD ops, pay
+#: OpenSSL's set-up once instead of per op.
+_KEYED = KeyedObjects()
+_CARRIED = CarriedContexts()
+
+
 def gcm_encrypt(
     key: bytes, nonce: Any, data: Any, aad: Any, tag_length: int, alg: str = "aes"
 ) -> bytes:
     """GCM ciphertext and tag in one buffer (a short tag: the full tag's leading bytes); AES
     unless ``alg`` names another 16-byte block cipher (``sm4-gcm``)."""
     if tag_length == 16 and alg[0] == "a":
-        return AESGCM(key).encrypt(nonce, data, aad)
+        return _KEYED.get(AESGCM, key).encrypt(nonce, data, aad)
     ctx = Cipher(block_cipher(alg, key), modes.GCM(nonce)).encryptor()
     if aad:
         ctx.authenticate_additional_data(aad)
@@ -118,7 +126,7 @@ def gcm_decrypt(
     """Plaintext of GCM ciphertext followed by its tag, or InvalidTag (and nothing else); AES
     unless ``alg`` names another 16-byte block cipher (``sm4-gcm``)."""
     if tag_length == 16 and alg[0] == "a":
-        return AESGCM(key).decrypt(nonce, sealed, aad)
+        return _KEYED.get(AESGCM, key).decrypt(nonce, sealed, aad)
     view = memoryview(sealed).cast("B")
     tag = bytes(view[-tag_length:])
     mode = modes.GCM(nonce, tag, min_tag_length=tag_length)
@@ -167,6 +175,8 @@ class SoftwareEngine:
 
 
 def _cipher(op: Any) -> bytes | int:
+    if carries(op):
+        return _CARRIED.run(op)
     cipher = _whole_cipher(op)
     ctx = cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
     out = op.out
@@ -186,13 +196,19 @@ _AEADS = {"-poly1305": ChaCha20Poly1305, "-ocb": AESOCB3, "gcm-siv": AESGCMSIV}
 
 
 def _aead(op: Any) -> bytes:
-    code = op.alg[-3]
+    alg = op.alg
+    code = alg[-3]
+    if code == "g" and op.tag_length == 16 and alg[0] == "a":  # AES-GCM, gcm_encrypt's first case
+        box = _KEYED.get(AESGCM, op.key)
+        if op.kind == "encrypt":
+            return box.encrypt(op.iv, op.data, op.aad)
+        return box.decrypt(op.iv, op.data, op.aad)
     if code == "g":  # -gcm, not -ccm
         fn = gcm_encrypt if op.kind == "encrypt" else gcm_decrypt
         return fn(op.key, op.iv, op.data, op.aad, op.tag_length, op.alg)
     if code != "c":
         return _other_aead(op)
-    ccm = AESCCM(op.key, tag_length=op.tag_length)
+    ccm = _KEYED.get(AESCCM, op.key, op.tag_length)
     if op.kind == "encrypt":
         return ccm.encrypt(op.iv, op.data, op.aad)
     return ccm.decrypt(op.iv, op.data, op.aad)
@@ -205,7 +221,7 @@ def _other_aead(op: Any) -> bytes:
         aad = list(op.aad) if op.aad else None
         return siv.encrypt(op.data, aad) if op.kind == "encrypt" else siv.decrypt(op.data, aad)
     cls = next(c for end, c in _AEADS.items() if alg.endswith(end))
-    aead = cls(op.key)
+    aead = _KEYED.get(cls, op.key)
     if op.kind == "encrypt":
         return aead.encrypt(op.iv, op.data, op.aad)
     return aead.decrypt(op.iv, op.data, op.aad)
@@ -215,20 +231,39 @@ def _other_aead(op: Any) -> bytes:
 #: _hashlib) is a start-up cost of every program that builds a provider.
 _hashlib: Any = None
 _hmac: Any = None
+#: hashlib's named constructors (OpenSSL's), called without hashlib.new's lookup per op; and
+#: what hmac.digest calls for a hash OpenSSL has, without hmac.digest's own frame. Both filled
+#: with the modules above.
+_HASH_CONSTRUCTORS: dict[str, Any] = {}
+_hmac_digest: Any = None
+_UnsupportedDigest: Any = ()
 
 
 def _load_stdlib() -> None:
-    global _hashlib, _hmac
+    global _hashlib, _hmac, _hmac_digest, _UnsupportedDigest
     import hashlib
     import hmac
 
-    _hashlib, _hmac = hashlib, hmac
+    try:
+        from _hashlib import UnsupportedDigestmodError, hmac_digest
+    except ImportError:  # a Python without OpenSSL's hashlib: hmac.digest
+        pass
+    else:
+        _hmac_digest, _UnsupportedDigest = hmac_digest, UnsupportedDigestmodError
+    _HASH_CONSTRUCTORS.update(
+        (name, getattr(hashlib, name))
+        for name in set(HASH_NAMES.values())
+        if name in hashlib.algorithms_guaranteed and callable(getattr(hashlib, name, None))
+    )
+    _hashlib, _hmac = hashlib, hmac  # _hmac last: its None says nothing is loaded yet
 
 
 def _hash(op: Any) -> bytes:
-    if _hashlib is None:
+    if _hmac is None:
         _load_stdlib()
-    state = _hashlib.new(HASH_NAMES[op.alg], op.data)
+    name = HASH_NAMES[op.alg]
+    make = _HASH_CONSTRUCTORS.get(name)
+    state = make(op.data) if make is not None else _hashlib.new(name, op.data)
     return state.digest() if op.length is None else state.digest(op.length)
 
 
@@ -239,7 +274,13 @@ def _mac(op: Any) -> bytes:
     if kind == "hmac":
         if _hmac is None:
             _load_stdlib()
-        return _hmac.digest(op.key, op.data, HASH_NAMES[base])
+        name = HASH_NAMES[base]
+        if _hmac_digest is not None:
+            try:
+                return _hmac_digest(op.key, op.data, name)
+            except _UnsupportedDigest:  # a hash Python's OpenSSL lacks: Python's hmac
+                pass
+        return _hmac.digest(op.key, op.data, name)
     if kind == "cmac":
         ctx = cmac.CMAC(block_cipher(base, op.key))
         ctx.update(op.data)
