@@ -14,6 +14,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from cryptoffload.core.policy import Policy
+    from cryptoffload.core.provider import (
+        Provider,
+        current,
+        default_provider,
+        set_default_provider,
+        using,
+    )
     from cryptoffload.dmabuffer import DmaBuffer
     from cryptoffload.errors import (
         CryptoffloadError,
@@ -23,14 +31,6 @@ if TYPE_CHECKING:
         OffloadRequired,
         Unavailable,
         UnknownEngine,
-    )
-    from cryptoffload.policy import Policy
-    from cryptoffload.provider import (
-        Provider,
-        current,
-        default_provider,
-        set_default_provider,
-        using,
     )
 
 #: The package's names and the modules that define them, loaded at first use: `run` and the
@@ -50,10 +50,10 @@ _LAZY = {
         ),
         "cryptoffload.errors",
     ),
-    "Policy": "cryptoffload.policy",
+    "Policy": "cryptoffload.core.policy",
     **dict.fromkeys(
         ("Provider", "current", "default_provider", "set_default_provider", "using"),
-        "cryptoffload.provider",
+        "cryptoffload.core.provider",
     ),
 }
 
