@@ -8,6 +8,7 @@ Counters on the provider say what was offloaded and why the rest was not.
 from __future__ import annotations
 
 import importlib
+import sys
 
 #: `typing` is for type checkers only: importing it loads `re`, a cost `run` pays at start-up.
 TYPE_CHECKING = False
@@ -56,6 +57,61 @@ _LAZY = {
         "cryptoffload.core.provider",
     ),
 }
+
+
+#: The machinery's old paths (``cryptoffload.ops``, ``cryptoffload.provider``, ...) and where each
+#: module lives now, under ``cryptoffload.core``: third-party engines and programs import the old
+#: ones, which give the very same module, so isinstance checks and module state hold.
+_MOVED_TO_CORE = {
+    f"{__name__}.{name}": f"{__name__}.core.{name}"
+    for name in (
+        "_log",
+        "adaptive",
+        "asyncio_lane",
+        "counters",
+        "crosscheck",
+        "directpath",
+        "lane",
+        "names",
+        "ops",
+        "policy",
+        "provider",
+        "validate",
+    )
+}
+
+#: A moved module's own spec, kept while the import system sets the old path's on it.
+_OWN_SPECS: dict[str, Any] = {}
+
+
+class _MovedModuleFinder:
+    """On ``sys.meta_path``: imports an old path of ``_MOVED_TO_CORE`` as its core module."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in _MOVED_TO_CORE:
+            return None
+        from importlib.machinery import ModuleSpec
+
+        return ModuleSpec(fullname, _MovedModuleFinder)
+
+    @staticmethod
+    def create_module(spec: Any) -> Any:
+        module = importlib.import_module(_MOVED_TO_CORE[spec.name])
+        _OWN_SPECS[spec.name] = module.__spec__
+        return module
+
+    @staticmethod
+    def exec_module(module: Any) -> None:
+        # The import system has just set the old path's spec on the module: it keeps its own.
+        module.__spec__ = _OWN_SPECS.pop(module.__spec__.name)
+
+
+# First, so that no stale file left at an old path is found instead; a reload replaces the finder.
+sys.meta_path[:] = [
+    f for f in sys.meta_path if getattr(f, "__qualname__", "") != "_MovedModuleFinder"
+]
+sys.meta_path.insert(0, _MovedModuleFinder)
 
 
 def __getattr__(name: str) -> Any:
