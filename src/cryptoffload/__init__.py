@@ -107,11 +107,13 @@ class _MovedModuleFinder:
         module.__spec__ = _OWN_SPECS.pop(module.__spec__.name)
 
 
-# First, so that no stale file left at an old path is found instead; a reload replaces the finder.
+# Last, so that it is asked only for names no other finder has (first, each import of the
+# process would pay a call); no file at an old path may be left to be found before it (a test
+# checks). A reload of the package replaces the finder.
 sys.meta_path[:] = [
     f for f in sys.meta_path if getattr(f, "__qualname__", "") != "_MovedModuleFinder"
 ]
-sys.meta_path.insert(0, _MovedModuleFinder)
+sys.meta_path.append(_MovedModuleFinder)
 
 
 def __getattr__(name: str) -> Any:
