@@ -1,9 +1,9 @@
-"""Build the optional compiled direct path (cryptoffload._directpath); metadata is pyproject's.
+"""Build the optional compiled direct path (cryptoffload.core._directpath); metadata is pyproject's.
 
 The extension is built with the machine's C compiler, else with the one the package index
 provides (ziglang, which build_support/backend.py asks for when no compiler is found). Where
 neither can build it (no Python headers, say), ``optional=True`` lets the install go on and
-cryptoffload.directpath uses its pure-Python twin; ``CRYPTOFFLOAD_PURE_PYTHON=1`` at install
+cryptoffload.core.directpath uses its pure-Python twin; ``CRYPTOFFLOAD_PURE_PYTHON=1`` at install
 time skips the build.
 """
 
@@ -41,8 +41,8 @@ setup(
     cmdclass={"build_ext": BuildExt},
     ext_modules=[
         Extension(
-            "cryptoffload._directpath",
-            sources=["src/cryptoffload/_directpath.c"],
+            "cryptoffload.core._directpath",
+            sources=["src/cryptoffload/core/_directpath.c"],
             optional=True,
         )
     ],

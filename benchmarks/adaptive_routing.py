@@ -23,9 +23,9 @@ import statistics
 import time
 
 from cryptoffload import Policy, Provider
+from cryptoffload.core.ops import AeadOp
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.software import SoftwareEngine
-from cryptoffload.ops import AeadOp
 
 ALG = "aes-128-gcm"
 KEY, NONCE = bytes(range(16)), bytes(12)

@@ -21,10 +21,10 @@ import statistics
 import time
 
 from cryptoffload import Policy, Provider
-from cryptoffload.adaptive import AdaptiveSettings
 from cryptoffload.aead import AESGCM
+from cryptoffload.core.adaptive import AdaptiveSettings
+from cryptoffload.core.lane import SOFTWARE
 from cryptoffload.engines import from_spec
-from cryptoffload.lane import SOFTWARE
 from cryptoffload.tools import verify
 
 ALG = "aes-128-gcm"

@@ -19,9 +19,9 @@ import timeit
 
 from cryptoffload import Policy, Provider
 from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.core.ops import CipherOp
 from cryptoffload.engines.afalg import AfalgEngine
 from cryptoffload.engines.base import Capabilities
-from cryptoffload.ops import CipherOp
 
 
 class StandInSocket:

@@ -14,8 +14,8 @@ import sys
 
 from afalg_vs_c import py_rate as rate
 
+from cryptoffload.core.ops import CipherOp
 from cryptoffload.engines.afalg import AfalgEngine
-from cryptoffload.ops import CipherOp
 
 
 def main() -> int:

@@ -21,8 +21,8 @@ import time
 
 from cryptoffload import Policy, Provider
 from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.core.ops import CipherOp
 from cryptoffload.engines.afalg import AfalgEngine
-from cryptoffload.ops import CipherOp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

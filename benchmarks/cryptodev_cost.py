@@ -43,10 +43,10 @@ import cryptodev_standin  # the stand-in lives with the tests
 from cryptoffload import Policy, Provider
 from cryptoffload.aead import AESGCM
 from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.core.ops import AeadOp, CipherOp, HashOp
 from cryptoffload.engines import cryptodev
 from cryptoffload.engines.cryptodev import CryptodevEngine
 from cryptoffload.hashes import SHA256, digest
-from cryptoffload.ops import AeadOp, CipherOp, HashOp
 
 SIZES = (64, 16384)
 GOAL_US = 3.0

@@ -41,10 +41,11 @@ from typing import Any
 
 from cryptography.hazmat.primitives.ciphers import algorithms, modes
 
-from cryptoffload import Policy, Provider, asyncio_lane
+from cryptoffload import Policy, Provider
 from cryptoffload.aead import AESGCM
 from cryptoffload.ciphers import Cipher
-from cryptoffload.ops import CipherOp
+from cryptoffload.core import asyncio_lane
+from cryptoffload.core.ops import CipherOp
 
 GCM_KEY, HP_KEY = bytes(range(16)), bytes(range(16, 32))
 HEADER = bytes(20)

@@ -50,7 +50,7 @@ MUTANTS = [
     # -- validation above the engines --
     m(
         "gcm-nonce-max",
-        "validate.py",
+        "core/validate.py",
         "# -gcm, not -ccm\n        if iv.__class__ is not bytes or not 8 <= len(iv) <= 128:",
         "# -gcm, not -ccm\n        if iv.__class__ is not bytes or not 8 <= len(iv) <= 129:",
         "tests/test_bad_input.py tests/test_vectors_aead.py",
@@ -58,7 +58,7 @@ MUTANTS = [
     ),
     m(
         "ccm-nonce-max",
-        "validate.py",
+        "core/validate.py",
         "if not 7 <= len(nonce) <= 13:",
         "if not 7 <= len(nonce) <= 14:",
         "tests/test_bad_input.py tests/test_vectors_aead.py",
@@ -66,7 +66,7 @@ MUTANTS = [
     ),
     m(
         "ffdh-peer-range",
-        "validate.py",
+        "core/validate.py",
         "if not 2 <= y <= p - 2:",
         "if not 1 <= y <= p - 1:",
         "tests/test_vectors_dh.py tests/test_ffdhe.py",
@@ -74,7 +74,7 @@ MUTANTS = [
     ),
     m(
         "ec-point-range",
-        "validate.py",
+        "core/validate.py",
         "if not (0 <= x < curve.p and 0 <= y < curve.p):",
         "if not (0 <= x <= curve.p and 0 <= y <= curve.p):",
         "tests/test_vectors_ec.py tests/test_curves.py",
@@ -82,7 +82,7 @@ MUTANTS = [
     ),
     m(
         "cbc-iv-length",
-        "validate.py",
+        "core/validate.py",
         'if mode != "ecb" and (iv.__class__ is not bytes or len(iv) != block):',
         'if mode != "ecb" and (iv.__class__ is not bytes or len(iv) > block):',
         "tests/test_bad_input.py tests/test_vectors_aes.py",
@@ -91,7 +91,7 @@ MUTANTS = [
     # -- the lane: answers are not faults --
     m(
         "lane-answers",
-        "lane.py",
+        "core/lane.py",
         "_ANSWERS = (InvalidTag, InvalidSignature)",
         "_ANSWERS = (InvalidSignature,)",
         "tests/test_provider.py tests/test_batches.py tests/test_streams.py",

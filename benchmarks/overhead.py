@@ -169,7 +169,7 @@ def main() -> None:
         "--only", choices=("software", "engine", "held"), help="run one path's cases"
     )
     args = parser.parse_args()
-    from cryptoffload import directpath
+    from cryptoffload.core import directpath
 
     twin = (
         "compiled" if directpath.COMPILED else "pure Python (CRYPTOFFLOAD_PURE_PYTHON or no build)"

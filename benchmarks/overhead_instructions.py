@@ -159,7 +159,7 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
-    from cryptoffload import directpath
+    from cryptoffload.core import directpath
 
     twin = "compiled" if directpath.COMPILED else "pure Python"
     print(f"AEAD direct path and Cipher held-back path: {twin}; instructions per op (callgrind)")

@@ -11,7 +11,7 @@ in one process (medians of the pairwise differences), so each layer's share can 
   size      + the size test (bytes, its length outside the engines' window)
   room      + the record's room test (len of the deque against its limit)
   record    + the record itself (one deque append)
-  ours      the real AESGCM.encrypt (cryptoffload.directpath: the compiled twin where it
+  ours      the real AESGCM.encrypt (cryptoffload.core.directpath: the compiled twin where it
             was built, so it may come out below ``call``; CRYPTOFFLOAD_PURE_PYTHON=1 for the
             pure-Python twin, which does the steps above)
   held      the real AESGCM.encrypt, an engine present and the policy holding every size back

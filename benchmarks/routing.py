@@ -40,8 +40,8 @@ import argparse
 import sys
 
 from cryptoffload import Policy, Provider
+from cryptoffload.core.lane import SOFTWARE
 from cryptoffload.engines import from_spec
-from cryptoffload.lane import SOFTWARE
 from cryptoffload.tools import calibrate, verify
 from cryptoffload.tools.bench.cases import MIB
 from cryptoffload.tools.bench.cli import _block_sizes, comma_list, engine_list

@@ -37,7 +37,7 @@ import cryptoffload
 from cryptoffload import Policy, Provider, directpath
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
-from cryptoffload.ops import AeadOp
+from cryptoffload.ops import AeadOp  # the old path: both sides import it
 
 ALG = "aes-128-gcm"
 SEALED = bytes(80)
@@ -109,9 +109,10 @@ def other_tree(rev: str, into: pathlib.Path) -> pathlib.Path:
     tar_path.write_bytes(archive.stdout)
     with tarfile.open(tar_path) as tar:
         tar.extractall(into, filter="data")
-    package = ROOT / "src" / "cryptoffload"
-    for built in package.glob("_directpath*.so"):
-        shutil.copy(built, into / "src" / "cryptoffload" / built.name)
+    # beside the rev's C source, wherever that rev keeps it (the package root before the core/)
+    (source,) = (into / "src" / "cryptoffload").rglob("_directpath.c")
+    for built in (ROOT / "src" / "cryptoffload").rglob("_directpath*.so"):
+        shutil.copy(built, source.parent / built.name)
     return into / "src"
 
 

@@ -29,8 +29,8 @@ import time
 
 from cryptoffload import Policy, Provider
 from cryptoffload.aead import AESGCM
+from cryptoffload.core.lane import SOFTWARE
 from cryptoffload.engines import from_spec
-from cryptoffload.lane import SOFTWARE
 
 ALG = "aes-128-gcm"
 KEY, NONCE = bytes(range(16)), bytes(12)

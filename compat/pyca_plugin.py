@@ -18,7 +18,7 @@ OUT = os.environ.get("CRYPTOFFLOAD_COMPAT_OUT", "")
 
 
 def _provider() -> Any:
-    from cryptoffload.lane import current
+    from cryptoffload.core.lane import current
 
     return current()
 

@@ -90,7 +90,7 @@ def cli_reference() -> str:
 
 def contract_table() -> str:
     """``ops.CONTRACT`` as a table: one row per family/kind."""
-    from cryptoffload import ops
+    from cryptoffload.core import ops
 
     def names(types: type | tuple[type, ...]) -> str:
         items = types if isinstance(types, tuple) else (types,)

@@ -15,11 +15,11 @@ from fuzz_cases import Case, keys_for, make_case, outcome
 
 from cryptoffload import Policy, Provider, _stream
 from cryptoffload import engines as registry
-from cryptoffload.crosscheck import MISMATCH, compare
+from cryptoffload.core.crosscheck import MISMATCH, compare
+from cryptoffload.core.ops import AeadOp, HashOp, MacOp, Op
+from cryptoffload.core.validate import validate_op
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import Unavailable
-from cryptoffload.ops import AeadOp, HashOp, MacOp, Op
-from cryptoffload.validate import validate_op
 
 TAKE_ALL = Policy(min_size={"*": 0})
 _SOFTWARE = SoftwareEngine()

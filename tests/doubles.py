@@ -10,10 +10,10 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric import padding
 
 from cryptoffload.blocks import pkcs1
+from cryptoffload.core.names import all_algorithms
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import Unavailable
-from cryptoffload.names import all_algorithms
 
 _SOFTWARE = SoftwareEngine()
 _DECLINES = ("unsupported", "busy", "misaligned", "too-large")
@@ -212,7 +212,7 @@ class StreamingEngine(TakeAllEngine):
         from cryptography.hazmat.primitives import cmac
         from cryptography.hazmat.primitives.ciphers import algorithms
 
-        from cryptoffload.names import HASH_NAMES, XOF_NAMES
+        from cryptoffload.core.names import HASH_NAMES, XOF_NAMES
 
         self.calls["open"] = self.calls.get("open", 0) + 1
         if self.fail_at.get("open") == self.calls["open"]:

@@ -21,9 +21,9 @@ from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.blocks.curves import CRYPTOGRAPHY_CLASSES, IN_CRYPTOGRAPHY
 from cryptoffload.blocks.ffdhe import FFDHE_GROUPS
 from cryptoffload.ciphers import Cipher, algorithms
+from cryptoffload.core.names import HASH_CLASSES
+from cryptoffload.core.provider import Provider
 from cryptoffload.drbg import Drbg
-from cryptoffload.names import HASH_CLASSES
-from cryptoffload.provider import Provider
 
 #: A case's result as compared: ("ok", value) or ("raised", exception class name).
 Outcome = tuple[str, Any]

@@ -9,13 +9,14 @@ import asyncio
 import pytest
 from cryptography.hazmat.primitives.ciphers import aead as ref_aead
 
-from cryptoffload import Policy, Provider, adaptive, hashes
-from cryptoffload.adaptive import AdaptiveSettings, gaps
+from cryptoffload import Policy, Provider, hashes
 from cryptoffload.aead import AESGCM
-from cryptoffload.counters import FOLD_AT
+from cryptoffload.core import adaptive
+from cryptoffload.core.adaptive import AdaptiveSettings, gaps
+from cryptoffload.core.counters import FOLD_AT
+from cryptoffload.core.ops import AeadOp
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.software import SoftwareEngine
-from cryptoffload.ops import AeadOp
 
 KEY = bytes(range(16))
 NONCE = bytes(12)

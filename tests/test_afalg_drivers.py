@@ -29,10 +29,10 @@ from cryptoffload import Policy, Provider, modes
 from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
+from cryptoffload.core.names import HASH_CLASSES
 from cryptoffload.engines import afalg, procfs
 from cryptoffload.hashes import digest
 from cryptoffload.hmac import HMAC
-from cryptoffload.names import HASH_CLASSES
 
 TAKE_ALL = Policy(min_size={"*": 0})
 MODES = {

@@ -16,10 +16,10 @@ from vectors.loaders import aes_vectors, gcm_vectors, hash_vectors, hmac_vectors
 from cryptoffload import Policy, Provider, modes
 from cryptoffload.aead import AESGCM
 from cryptoffload.ciphers import Cipher, algorithms
+from cryptoffload.core.names import HASH_CLASSES
 from cryptoffload.engines import afalg, procfs
 from cryptoffload.hashes import SHA256, digest
 from cryptoffload.hmac import HMAC
-from cryptoffload.names import HASH_CLASSES
 
 
 def _af_alg() -> str | None:
@@ -302,7 +302,7 @@ def test_long_hmac_streams_through_the_kernel():
 
 @pytest.mark.parametrize("driver", [VIRTIO, "cbc-aes-aesni"])
 def test_spliced_requests_give_the_same_bytes_as_copied_ones(driver):
-    from cryptoffload.ops import CipherOp
+    from cryptoffload.core.ops import CipherOp
 
     spliced = afalg.AfalgEngine(driver=driver, splice="always", splice_min=0)
     copied = afalg.AfalgEngine(driver=driver, splice="never")
@@ -323,7 +323,7 @@ def test_modes_with_and_without_an_iv_split_chain_and_splice_like_software(mode)
     # hot path, the spliced header and the split-and-chained requests above MAX_REQUEST.
     from cryptography.hazmat.primitives.ciphers import Cipher as Reference
 
-    from cryptoffload.ops import CipherOp
+    from cryptoffload.core.ops import CipherOp
 
     alg, iv = f"aes-128-{mode.lower()}", None if mode == "ECB" else bytes(range(240, 256))
     key = bytes(range(16))

@@ -28,14 +28,14 @@ from cryptoffload import aead as our_aead
 from cryptoffload import modes as our_modes
 from cryptoffload.ciphers import Cipher as OurCipher
 from cryptoffload.cmac import CMAC
+from cryptoffload.core.names import HASH_NAMES
+from cryptoffload.core.ops import AeadOp, CipherOp, HashOp, MacOp, RngOp
 from cryptoffload.drbg import Drbg
 from cryptoffload.engines import _splice, afalg
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
 from cryptoffload.hashes import SHA256, Hash
 from cryptoffload.hmac import HMAC
-from cryptoffload.names import HASH_NAMES
-from cryptoffload.ops import AeadOp, CipherOp, HashOp, MacOp, RngOp
 
 MSG_MORE = socket.MSG_MORE
 KEY = bytes(range(16))
@@ -825,8 +825,8 @@ def test_the_added_algorithms_have_their_kernel_names():
 
 @pytest.mark.parametrize("alg", list(ADDED))
 def test_the_added_algorithms_answer_through_the_engine_as_software_does(alg):
+    from cryptoffload.core.validate import validate_op
     from cryptoffload.engines.software import SoftwareEngine
-    from cryptoffload.validate import validate_op
 
     op = ADDED[alg]()
     validate_op(op)

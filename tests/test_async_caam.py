@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM as C_AESGCM
 
 from cryptoffload import Provider
 from cryptoffload.aead import AESGCM
-from cryptoffload.ops import AeadOp, RsaOp
+from cryptoffload.core.ops import AeadOp, RsaOp
 
 KEY = bytes(range(16))
 

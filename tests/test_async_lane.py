@@ -15,11 +15,12 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM as C_AESGCM
 from doubles import TakeAllEngine
 from fd_engine import FdEngine
 
-from cryptoffload import Provider, asyncio_lane, using
+from cryptoffload import Provider, using
 from cryptoffload.aead import AESGCM
+from cryptoffload.core import asyncio_lane
+from cryptoffload.core.policy import Policy
 from cryptoffload.engines.pending import Pending
 from cryptoffload.errors import OffloadRequired
-from cryptoffload.policy import Policy
 
 KEY = bytes(range(16))
 GCM = ["aes-128-gcm"]
@@ -302,7 +303,7 @@ def test_engines_without_start_run_in_the_default_executor():
 
 
 def test_software_only_runs_small_ops_inline_and_large_ones_in_the_executor():
-    from cryptoffload.asyncio_lane import INLINE_BYTES
+    from cryptoffload.core.asyncio_lane import INLINE_BYTES
 
     provider = Provider(["software"])
     gcm = AESGCM(KEY)

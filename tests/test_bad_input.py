@@ -30,16 +30,17 @@ from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 from cryptography.hazmat.primitives.ciphers import algorithms as _algorithms
 from cryptography.hazmat.primitives.ciphers import modes as _modes
 
-from cryptoffload import Provider, dh, ec, modes, ops, rsa, validate
+from cryptoffload import Provider, dh, ec, modes, rsa
 from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.blocks import ffdh
 from cryptoffload.blocks.curves import CURVES, Curve, is_on_curve
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
+from cryptoffload.core import ops, validate
+from cryptoffload.core.ops import CipherOp, DhOp, EcdhOp, Op
 from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import SHA256, Hash
 from cryptoffload.hmac import HMAC
-from cryptoffload.ops import CipherOp, DhOp, EcdhOp, Op
 
 
 def _bytes(n: int, label: str) -> bytes:

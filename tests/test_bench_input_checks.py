@@ -194,7 +194,7 @@ def nothing_found(monkeypatch):
     """A machine where the engines looked for (here one, ``absent``) are not available."""
     from doubles import AbsentEngine
 
-    from cryptoffload.provider import Provider
+    from cryptoffload.core.provider import Provider
     from cryptoffload.tools.bench import cli as bench_cli
 
     provider = Provider([AbsentEngine()])

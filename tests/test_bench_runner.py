@@ -12,7 +12,7 @@ import re
 import pytest
 from doubles import ChaosEngine, DecliningEngine, FaultingEngine, TakeAllEngine
 
-from cryptoffload.provider import Provider
+from cryptoffload.core.provider import Provider
 from cryptoffload.tools.bench import cases, cpu, report, runner, timing
 from cryptoffload.tools.bench.cases import MIB
 
@@ -454,7 +454,7 @@ def test_select_with_one_pattern_matching_nothing_raises_and_names_it():
 
 def test_every_cipher_family_hash_and_mac_has_a_row_that_runs():
     from cryptoffload import Provider
-    from cryptoffload.names import CIPHER_FAMILIES
+    from cryptoffload.core.names import CIPHER_FAMILIES
 
     names = {c.algorithm for c in cases.catalog()}
     for family, spec in CIPHER_FAMILIES.items():

@@ -337,7 +337,7 @@ def test_the_device_killed_mid_run_leaves_software_answering_and_the_engine_unav
 
 
 def _gcm_op():
-    from cryptoffload.ops import make
+    from cryptoffload.core.ops import make
 
     return make(
         "aead", "aes-128-gcm", "encrypt", key=KEY, iv=NONCE, data=b"x", aad=b"", tag_length=16

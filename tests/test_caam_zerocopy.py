@@ -27,7 +27,7 @@ from cryptoffload._buffers import REFUSED as OVERLAP_REFUSED
 from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.caam.recipes.direct import PIECE
 from cryptoffload.ciphers import Cipher, algorithms, modes
-from cryptoffload.ops import CipherOp
+from cryptoffload.core.ops import CipherOp
 
 TAKE_ALL = Policy(min_size={"*": 0})
 OVERLAP = "data and buf must not overlap"

@@ -15,9 +15,10 @@ from cryptography.hazmat.primitives.ciphers import modes as ref_modes
 from doubles import TakeAllEngine
 
 import cryptoffload
-from cryptoffload import Provider, directpath
+from cryptoffload import Provider
 from cryptoffload.ciphers import Cipher, algorithms, modes
-from cryptoffload.counters import FOLD_AT
+from cryptoffload.core import directpath
+from cryptoffload.core.counters import FOLD_AT
 
 KEY, IV, NONCE = bytes(range(16)), bytes(range(16, 32)), bytes(12)
 DATA = bytes(range(256)) * 5 + bytes(112)  # 1392 bytes: whole blocks

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from cryptoffload import Policy, Provider
 from cryptoffload.ciphers import Cipher, algorithms
-from cryptoffload.names import CIPHER_FAMILIES, all_algorithms
+from cryptoffload.core.names import CIPHER_FAMILIES, all_algorithms
 
 #: One cryptography algorithm object per family, and the key length it is made with.
 MAKERS = {
@@ -139,7 +139,7 @@ def test_chacha20_refuses_to_run_past_its_32_bit_block_counter(engine):
 
 
 def test_chacha20_op_past_the_counter_is_refused_above_the_engines():
-    from cryptoffload.ops import CipherOp
+    from cryptoffload.core.ops import CipherOp
 
     taker = TakeAllEngine()
     provider = Provider([taker])
@@ -151,7 +151,7 @@ def test_chacha20_op_past_the_counter_is_refused_above_the_engines():
 
 
 def test_a_key_outside_a_variable_range_says_the_range():
-    from cryptoffload.ops import CipherOp
+    from cryptoffload.core.ops import CipherOp
 
     op = CipherOp("blowfish-cbc", "encrypt", bytes(3), bytes(8), bytes(8))
     with pytest.raises(ValueError, match="blowfish-cbc key must be between 4 and 56 bytes, got 3"):
@@ -200,7 +200,7 @@ def test_verify_has_a_workload_for_each_cipher_and_an_engine_gives_softwares_ans
     "alg", ["chacha20-poly1305", "aes-128-gcm", "sm4-gcm", "aes-192-xts", "rot13-cbc"]
 )
 def test_a_cipher_op_under_a_name_that_is_no_cipher_is_refused_above_the_engines(alg):
-    from cryptoffload.ops import CipherOp
+    from cryptoffload.core.ops import CipherOp
 
     taker = TakeAllEngine()
     op = CipherOp(alg, "encrypt", bytes(32), bytes(16), bytes(64))
@@ -210,7 +210,7 @@ def test_a_cipher_op_under_a_name_that_is_no_cipher_is_refused_above_the_engines
 
 
 def test_an_sm4_gcm_aead_op_takes_a_16_byte_key_only():
-    from cryptoffload.ops import AeadOp
+    from cryptoffload.core.ops import AeadOp
 
     op = AeadOp("sm4-gcm", "encrypt", bytes(32), bytes(12), b"data", None, 16)
     with pytest.raises(ValueError, match="sm4-gcm key must be 16 bytes, got 32"):
@@ -224,13 +224,13 @@ def test_an_sm4_gcm_aead_op_takes_a_16_byte_key_only():
 @pytest.mark.parametrize(
     "make",
     [
-        lambda key: __import__("cryptoffload.ops").ops.CipherOp(
+        lambda key: __import__("cryptoffload.core.ops").ops.CipherOp(
             "aes-128-cbc", "encrypt", key, bytes(16), bytes(16)
         ),
-        lambda key: __import__("cryptoffload.ops").ops.AeadOp(
+        lambda key: __import__("cryptoffload.core.ops").ops.AeadOp(
             "aes-128-gcm", "encrypt", key, bytes(12), b"x", None, 16
         ),
-        lambda key: __import__("cryptoffload.ops").ops.MacOp("cmac-aes-128", "mac", key, b"x"),
+        lambda key: __import__("cryptoffload.core.ops").ops.MacOp("cmac-aes-128", "mac", key, b"x"),
     ],
     ids=["cipher", "aead", "cmac"],
 )

@@ -10,7 +10,8 @@ import pytest
 import softhsm
 from doubles import AbsentEngine, DecliningEngine, TakeAllEngine
 
-from cryptoffload import directpath, engines
+from cryptoffload import engines
+from cryptoffload.core import directpath
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.tools import cli, selftest
 from cryptoffload.tools.selftest import Result

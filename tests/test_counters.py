@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 
-from cryptoffload.counters import FOLD_AT, Counters, diff, prometheus_text
+from cryptoffload.core.counters import FOLD_AT, Counters, diff, prometheus_text
 
 
 def test_snapshot_shape_and_registered_engines_listed():

@@ -17,10 +17,10 @@ from cryptoffload import Policy, Provider
 from cryptoffload._buffers import REFUSED as OVERLAP_REFUSED
 from cryptoffload.aead import AESGCM
 from cryptoffload.ciphers import Cipher, algorithms, modes
-from cryptoffload.crosscheck import AGREE, MISMATCH, UNCHECKED, compare
+from cryptoffload.core.crosscheck import AGREE, MISMATCH, UNCHECKED, compare
+from cryptoffload.core.ops import AeadOp, CipherOp, EcdsaOp, RngOp, RsaOp
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.hashes import SHA256, digest
-from cryptoffload.ops import AeadOp, CipherOp, EcdsaOp, RngOp, RsaOp
 
 SOFTWARE = SoftwareEngine()
 TAKE_ALL = Policy(min_size={"*": 0})

@@ -29,13 +29,13 @@ from cryptography.hazmat.primitives.ciphers import modes as ref_modes
 from cryptoffload import Policy, Provider, _stream
 from cryptoffload.aead import AESGCM
 from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.core.ops import AeadOp, CipherOp, HashOp, MacOp
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines import cryptodev, cryptodev_abi, from_spec
 from cryptoffload.engines.cryptodev import CryptodevEngine
 from cryptoffload.errors import EngineError, Unavailable
 from cryptoffload.hashes import SHA256, SHA384, Hash, digest
 from cryptoffload.hmac import HMAC
-from cryptoffload.ops import AeadOp, CipherOp, HashOp, MacOp
 
 TAKE_ALL = Policy(min_size={"*": 0})
 KEY = bytes(range(16))

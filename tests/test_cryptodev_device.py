@@ -16,12 +16,12 @@ from vectors.loaders import aes_vectors, gcm_vectors, hash_vectors, hmac_vectors
 from cryptoffload import Policy, Provider
 from cryptoffload.aead import AESGCM
 from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.core.names import HASH_CLASSES
+from cryptoffload.core.ops import HashOp, MacOp
 from cryptoffload.engines.cryptodev import ALGORITHMS, CryptodevEngine
 from cryptoffload.errors import Unavailable
 from cryptoffload.hashes import digest
 from cryptoffload.hmac import HMAC
-from cryptoffload.names import HASH_CLASSES
-from cryptoffload.ops import HashOp, MacOp
 
 pytestmark = pytest.mark.skipif(
     not has_dev_crypto(),

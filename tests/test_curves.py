@@ -17,7 +17,7 @@ from cryptoffload.blocks.curves import (
     point_neg,
     short_name,
 )
-from cryptoffload.names import all_algorithms
+from cryptoffload.core.names import all_algorithms
 
 #: Our name -> `cryptography`'s class, for the curves the installed release has (brainpoolP224r1
 #: and brainpoolP320r1 came in 51; the table carries them whatever the release).
@@ -250,7 +250,7 @@ def test_toy_curve_subgroup_check_not_fooled_by_reduction() -> None:
 def test_peer_coordinates_equal_to_p_are_out_of_range_even_when_they_reduce_onto_the_curve(name):
     """(0, y0) lies on these curves (b is a square mod p); (p, y0) is the same point mod p but
     not a field element, and SP 800-56A refuses it before any arithmetic."""
-    from cryptoffload import validate
+    from cryptoffload.core import validate
 
     curve = CURVES[name]
     y0 = pow(curve.b, (curve.p + 1) // 4, curve.p)  # p = 3 mod 4: the square root of b

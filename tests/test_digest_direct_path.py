@@ -18,10 +18,11 @@ from cryptography.hazmat.primitives import hmac as ref_hmac
 from doubles import TakeAllEngine
 
 import cryptoffload
-from cryptoffload import Provider, directpath, hashes
+from cryptoffload import Provider, hashes
 from cryptoffload.ciphers import algorithms
 from cryptoffload.cmac import CMAC
-from cryptoffload.counters import FOLD_AT
+from cryptoffload.core import directpath
+from cryptoffload.core.counters import FOLD_AT
 from cryptoffload.hmac import HMAC
 
 KEY = bytes(range(32))

@@ -12,7 +12,7 @@ from doubles import TakeAllEngine
 import cryptoffload
 from cryptoffload import Policy, Provider
 from cryptoffload.aead import AESCCM, AESGCM
-from cryptoffload.counters import FOLD_AT
+from cryptoffload.core.counters import FOLD_AT
 
 KEY = bytes(range(16))
 NONCE = bytes(12)
@@ -193,7 +193,7 @@ def _ours_run(fn) -> list[str]:
 
 
 @pytest.mark.skipif(
-    not cryptoffload.directpath.COMPILED, reason="the compiled twin runs no Python by design"
+    not cryptoffload.core.directpath.COMPILED, reason="the compiled twin runs no Python by design"
 )
 def test_an_aesccm_op_on_the_direct_path_runs_no_python_of_ours(default_software):
     ccm = AESCCM(KEY)

@@ -1,6 +1,6 @@
 """The direct path's twins (AEAD, and Cipher contexts' held-back updates), compiled and pure
-Python, take the same decisions and record the same sizes (cryptoffload.directpath), checked with
-stand-ins for OpenSSL, the lane and the ordinary path; and the compiled twin is the one in use
+Python, take the same decisions and record the same sizes (cryptoffload.core.directpath), checked
+with stand-ins for OpenSSL, the lane and the ordinary path; and the compiled twin is the one in use
 wherever it could be built."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import pytest
 from cryptography.exceptions import InvalidTag
 
 import cryptoffload
-from cryptoffload import directpath
+from cryptoffload.core import directpath
 
 try:
-    from cryptoffload import _directpath as compiled
+    from cryptoffload.core import _directpath as compiled
 except ImportError:  # built nowhere here: only the pure twin is checked
     compiled = None
 else:
@@ -593,7 +593,7 @@ def test_the_compiled_tail_is_the_pure_ones():
 
 
 def test_the_compiled_fold_limit_is_the_counters_one():
-    from cryptoffload import counters
+    from cryptoffload.core import counters
 
     assert counters.FOLD_AT == directpath.FOLD_AT
     if compiled is not None:
@@ -672,7 +672,7 @@ def test_the_compiled_twin_is_in_use_wherever_it_could_be_built():
     if not _compiler_and_headers_present():
         pytest.skip("no C compiler or no Python headers here: the pure twin is right")
     assert directpath.COMPILED, (
-        "a C compiler and Python.h are here but cryptoffload._directpath is not built: "
+        "a C compiler and Python.h are here but cryptoffload.core._directpath is not built: "
         "reinstall (pip install -e .) to build it"
     )
     assert directpath.AeadCore is compiled.AeadCore
@@ -699,7 +699,7 @@ def test_the_pure_twin_passes_the_direct_path_and_aead_suites():
         "tests/test_vectors_hash_mac.py",
         "tests/test_kdf.py",
     ]
-    probe = "from cryptoffload import directpath; assert not directpath.COMPILED"
+    probe = "from cryptoffload.core import directpath; assert not directpath.COMPILED"
     subprocess.run([sys.executable, "-c", probe], env=env, check=True, cwd=ROOT)
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *files],
@@ -715,10 +715,10 @@ def test_a_build_left_from_other_sources_is_not_used(monkeypatch):
     """An editable install whose rebuild failed keeps the old extension: it must not run."""
     import types
 
-    stale = types.ModuleType("cryptoffload._directpath")
+    stale = types.ModuleType("cryptoffload.core._directpath")
     stale.API = directpath.API - 1
-    monkeypatch.setitem(sys.modules, "cryptoffload._directpath", stale)
-    monkeypatch.setattr(cryptoffload, "_directpath", stale, raising=False)
+    monkeypatch.setitem(sys.modules, "cryptoffload.core._directpath", stale)
+    monkeypatch.setattr(cryptoffload.core, "_directpath", stale, raising=False)
     monkeypatch.delenv("CRYPTOFFLOAD_PURE_PYTHON", raising=False)
     with pytest.warns(RuntimeWarning, match="built from other sources"):
         assert directpath.compiled_module() is None

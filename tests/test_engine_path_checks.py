@@ -10,7 +10,7 @@ import pytest
 from cryptography.exceptions import InvalidTag
 
 from cryptoffload import Provider, using
-from cryptoffload import lane as lane_module
+from cryptoffload.core import lane as lane_module
 from cryptoffload.aead import AESGCM
 
 KEY = bytes(range(16))

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from cryptoffload import Policy, Provider
 from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.core.validate import GCM_TAG_SIZES
 from cryptoffload.engines.caam import from_spec
-from cryptoffload.validate import GCM_TAG_SIZES
 
 ENGINE = "caam:model=t2080"
 ALG = "aes-128-gcm"

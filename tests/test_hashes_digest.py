@@ -9,7 +9,7 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes as c_hashes
 
 from cryptoffload import hashes
-from cryptoffload.names import HASH_CLASSES, HASH_NAMES
+from cryptoffload.core.names import HASH_CLASSES, HASH_NAMES
 
 MESSAGES = [b"", b"abc", bytes(range(256)) * 70]
 

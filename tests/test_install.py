@@ -123,13 +123,13 @@ def test_run_builds_the_provider_at_the_programs_first_operation(engines_found):
 
 
 def test_run_with_engines_builds_the_provider_of_them_at_the_first_need(engines_found):
-    import cryptoffload.lane
+    import cryptoffload.core.lane
 
     install_for_run(["software"])
-    assert cryptoffload.lane.DEFAULT_BOX[0] is None  # nothing built at start-up
+    assert cryptoffload.core.lane.DEFAULT_BOX[0] is None  # nothing built at start-up
     ns = app_imports("import hashlib, hmac")
     assert ns["hashlib"] is hashlib and ns["hmac"] is hmac  # software claims none: Python's
-    assert cryptoffload.lane.DEFAULT_BOX[0] is None  # ... decided without building it
+    assert cryptoffload.core.lane.DEFAULT_BOX[0] is None  # ... decided without building it
     assert [e.name for e in cryptoffload.current().engines] == ["software"]
     assert engines_found == []
 

@@ -25,9 +25,10 @@ from cryptography.hazmat.primitives.kdf import kbkdf as c_kbkdf
 from cryptography.hazmat.primitives.kdf import x963kdf as c_x963kdf
 from doubles import TakeAllEngine
 
-from cryptoffload import Policy, Provider, directpath, hashes, using
+from cryptoffload import Policy, Provider, hashes, using
+from cryptoffload.core import directpath
+from cryptoffload.core.ops import HashOp, MacOp
 from cryptoffload.kdf import KeyDerivationFunction, concatkdf, hkdf, kbkdf, x963kdf
-from cryptoffload.ops import HashOp, MacOp
 
 #: A key nobody would write by accident: any 6-byte run of it in text is a leak.
 PLANTED = bytes.fromhex("c0ffee5eed5ca1ab1ede7ec7ab1e0dd5f00dfacefeedbeefbaadcafe0ddba115")

@@ -9,9 +9,9 @@ from cryptography.hazmat.primitives.ciphers import aead as ref_aead
 
 from cryptoffload import Policy, Provider, hashes
 from cryptoffload.aead import AESGCM
+from cryptoffload.core.ops import AeadOp
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.software import SoftwareEngine
-from cryptoffload.ops import AeadOp
 
 KEY = bytes(range(16))
 NONCE = bytes(12)
@@ -114,7 +114,7 @@ def test_cipher_contexts_held_back_keep_the_record_bounded():
     from cryptography.hazmat.primitives.ciphers import modes as ref_modes
 
     from cryptoffload.ciphers import Cipher, algorithms, modes
-    from cryptoffload.counters import FOLD_AT
+    from cryptoffload.core.counters import FOLD_AT
 
     class CbcEngine(Claiming):
         name = "cbc"

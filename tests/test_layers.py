@@ -1,8 +1,10 @@
-"""The layers, read from the imports: tools -> primitives -> provider -> engines -> blocks.
+"""The layers, read from the imports: tools -> primitives -> core -> engines -> blocks.
 
-Primitives reach the provider through its public surface (``resolve``, ``Provider.lane``, the
-Lane's methods) and never through a private name of the provider or the counters; engines and
-building blocks import nothing above them.
+The machinery (provider, lanes, policy, counters, checks, the direct path) is ``cryptoffload.core``
+and the public API modules sit above it in the package root. Primitives reach the provider
+through its public surface (``resolve``, ``Provider.lane``, the Lane's methods) and never through
+a private name of the provider or the counters; the core imports nothing of the API above it;
+engines and building blocks import nothing above them.
 """
 
 from __future__ import annotations
@@ -45,17 +47,9 @@ PRIMITIVES = (
     "kdf.concatkdf",
     "kdf.kbkdf",
 )
-CORE = (
-    "ops",
-    "provider",
-    "lane",
-    "policy",
-    "counters",
-    "validate",
-    "names",
-    "errors",
-    "crosscheck",
-)
+#: What the core may import besides itself: the engines and building blocks below it, and the
+#: two leaf modules that users, primitives, core and engines all share (errors, device keys).
+BELOW_OR_SHARED = ("engines", "blocks", "errors", "devicekey")
 #: Members of the provider's and counters' insides that a primitive once read directly.
 PRIVATE_MEMBERS = frozenset(
     {"_direct", "_routes", "_lanes", "_routed", "_misses", "_default", "_current", "_sw_cells"}
@@ -114,13 +108,13 @@ def test_primitives_use_no_private_name_of_the_provider_or_counters(module):
     imports = _imports(tree)
     aliases = set()
     for source, name, alias in imports:
-        inner = source in ("cryptoffload.provider", "cryptoffload.counters")
-        whole = source == "cryptoffload" and name in ("provider", "counters")
+        inner = source in ("cryptoffload.core.provider", "cryptoffload.core.counters")
+        whole = source == "cryptoffload.core" and name in ("provider", "counters")
         if inner:
             assert not (name or "").startswith("_"), f"{module} imports {source}.{name}"
         if whole or (name is None and inner):
             aliases.add(alias)
-    assert "counters" not in _targets(imports), f"{module} reaches into the counters"
+    assert "core.counters" not in _targets(imports), f"{module} reaches into the counters"
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute):
             continue
@@ -131,26 +125,46 @@ def test_primitives_use_no_private_name_of_the_provider_or_counters(module):
 
 @pytest.mark.parametrize("module", _modules_under("engines"))
 def test_engines_import_no_primitive_provider_or_tool(module):
-    allowed = {"errors", "names", "ops", "modes", "devicekey", "dmabuffer"}
+    allowed = {"errors", "core.names", "core.ops", "modes", "devicekey", "dmabuffer"}
     for target in _targets(_imports(_module_tree(module))):
         top = target.split(".")[0]
         # caam: the driver, its recipes and transports (the model is one transport).
-        ok = top in allowed or top in ("engines", "blocks") or target.startswith("caam.")
+        ok = target in allowed or top in ("engines", "blocks") or target.startswith("caam.")
         assert ok, f"{module} imports {target}"
 
 
 @pytest.mark.parametrize("module", _modules_under("blocks"))
 def test_building_blocks_import_only_building_blocks_and_names(module):
     for target in _targets(_imports(_module_tree(module))):
-        top = target.split(".")[0]
-        assert top in ("blocks", "names", "errors"), f"{module} imports {target}"
+        ok = target.split(".")[0] in ("blocks", "errors") or target == "core.names"
+        assert ok, f"{module} imports {target}"
 
 
-@pytest.mark.parametrize("module", CORE)
+@pytest.mark.parametrize("module", [*_modules_under("core"), "errors"])
 def test_the_core_imports_no_primitive_and_no_tool(module):
     for target in _targets(_imports(_module_tree(module))):
         top = target.split(".")[0]
         assert top not in PRIMITIVES and top != "tools", f"{module} imports {target}"
+
+
+@pytest.mark.parametrize("module", _modules_under("core"))
+def test_the_core_imports_nothing_of_the_api_above_it(module):
+    for target in _targets(_imports(_module_tree(module))):
+        ok = target.split(".")[0] in ("core", *BELOW_OR_SHARED)
+        assert ok, f"{module} imports {target}"
+
+
+def test_the_shared_leaf_modules_import_only_each_other():
+    for module in ("errors", "devicekey"):
+        assert _targets(_imports(_module_tree(module))) <= {"errors"}, module
+
+
+def test_the_machinery_is_all_in_the_core():
+    machinery = {"ops", "provider", "lane", "policy", "counters", "validate", "names"}
+    machinery |= {"crosscheck", "adaptive", "directpath", "asyncio_lane", "_log"}
+    root = {path.stem for path in PACKAGE.glob("*.py")}
+    assert not machinery & root
+    assert {f"core.{name}" for name in machinery} <= set(_modules_under("core"))
 
 
 def test_the_public_api_keeps_cryptographys_module_paths():
@@ -251,17 +265,19 @@ def test_importing_the_package_loads_no_provider_engine_or_cryptography():
         "import sys, cryptoffload\n"
         "print(sorted(m for m in sys.modules if m.startswith(('cryptoffload.', 'cryptography'))))\n"
         "cryptoffload.Provider, cryptoffload.InvalidTag\n"
-        "print('cryptoffload.provider' in sys.modules, 'cryptoffload.errors' in sys.modules)\n"
-        "print(cryptoffload.lane.current is cryptoffload.current, cryptoffload.names.__name__)\n"
+        "print('cryptoffload.core.provider' in sys.modules, 'cryptoffload.errors' in sys.modules)\n"
+        "from cryptoffload.core import lane, names\n"
+        "print(lane.current is cryptoffload.current, names.__name__)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
-    assert done.stdout.splitlines() == ["[]", "True True", "True cryptoffload.names"]
+    assert done.stdout.splitlines() == ["[]", "True True", "True cryptoffload.core.names"]
 
 
 def test_the_packages_names_are_its_modules_own():
-    from cryptoffload import errors, policy, provider
+    from cryptoffload import errors
+    from cryptoffload.core import policy, provider
 
     assert set(cryptoffload.__all__) <= set(dir(cryptoffload))
     assert cryptoffload.Provider is provider.Provider

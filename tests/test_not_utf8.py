@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cryptoffload.policy import ENV_VAR, Policy
+from cryptoffload.core.policy import ENV_VAR, Policy
 from cryptoffload.tools.cli import main
 
 GARBAGE = b"\xfe\xfb\x00\xc3(require = []\n"

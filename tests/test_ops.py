@@ -32,15 +32,14 @@ from cryptoffload import (
     keywrap,
     mldsa,
     mlkem,
-    ops,
     rsa,
-    validate,
     x448,
     x25519,
 )
 from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
+from cryptoffload.core import ops, validate
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import Unavailable
 from cryptoffload.gmac import GMAC

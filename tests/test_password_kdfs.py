@@ -10,7 +10,8 @@ from cryptography.hazmat.primitives.kdf import argon2 as c_argon2
 from cryptography.hazmat.primitives.kdf import pbkdf2 as c_pbkdf2
 from doubles import FaultingEngine, TakeAllEngine
 
-from cryptoffload import Policy, Provider, hashes, ops, using, validate
+from cryptoffload import Policy, Provider, hashes, using
+from cryptoffload.core import ops, validate
 from cryptoffload.kdf import KeyDerivationFunction
 from cryptoffload.kdf.argon2 import Argon2d, Argon2i, Argon2id
 from cryptoffload.kdf.pbkdf2 import PBKDF2HMAC

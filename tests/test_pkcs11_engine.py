@@ -22,11 +22,11 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM as RefAESGCM
 from cryptoffload import Policy, Provider, ec, rsa
 from cryptoffload import hashes as co_hashes
 from cryptoffload.aead import AESGCM
+from cryptoffload.core.ops import AeadOp, CipherOp, EcdsaOp, MacOp, RsaOp
 from cryptoffload.engines import discover, from_spec
 from cryptoffload.engines.pkcs11 import Pkcs11Engine
 from cryptoffload.errors import BadEngineSpec, Unavailable
 from cryptoffload.hmac import HMAC
-from cryptoffload.ops import AeadOp, CipherOp, EcdsaOp, MacOp, RsaOp
 
 ALL = Policy(min_size={"*": 0})
 NONCE = bytes(range(12))

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cryptoffload.policy import DEFAULT_MIN_SIZE, Policy
+from cryptoffload.core.policy import DEFAULT_MIN_SIZE, Policy
 
 
 def test_default_policy_uses_article_threshold_for_cbc_ctr_ecb_and_none_for_gcm():
@@ -120,7 +120,7 @@ def test_name_far_from_every_algorithm_says_what_is_expected():
 
 
 def test_every_algorithm_name_and_glob_that_matches_one_is_accepted():
-    from cryptoffload.names import all_algorithms
+    from cryptoffload.core.names import all_algorithms
 
     names = all_algorithms()
     globs = ["*", "aes-*-gcm", "hmac-sha*", "ecdsa-*-sign", "ffdhe*", "rsa-?048-*"]

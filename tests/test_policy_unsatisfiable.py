@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cryptoffload.policy import ENV_VAR, Policy
+from cryptoffload.core.policy import ENV_VAR, Policy
 
 
 @pytest.mark.parametrize(

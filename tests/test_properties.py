@@ -31,10 +31,10 @@ from cryptoffload import Policy, Provider, dh, ec, hashes, modes, rsa
 from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
+from cryptoffload.core.names import HASH_CLASSES, HASH_NAMES
+from cryptoffload.core.validate import GCM_TAG_SIZES
 from cryptoffload.gmac import GMAC
 from cryptoffload.hmac import HMAC
-from cryptoffload.names import HASH_CLASSES, HASH_NAMES
-from cryptoffload.validate import GCM_TAG_SIZES
 
 BULK = settings(
     max_examples=80,

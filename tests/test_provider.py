@@ -12,12 +12,12 @@ from doubles import AbsentEngine, DecliningEngine, FaultingEngine, TakeAllEngine
 
 import cryptoffload
 from cryptoffload import OffloadRequired, Policy, Provider, UnknownEngine
-from cryptoffload import provider as provider_mod
 from cryptoffload.aead import AESGCM
+from cryptoffload.core import provider as provider_mod
+from cryptoffload.core.ops import AeadOp, CipherOp, HashOp
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import Unavailable
 from cryptoffload.hashes import SHA256, Hash
-from cryptoffload.ops import AeadOp, CipherOp, HashOp
 
 KEY, NONCE = bytes(range(16)), bytes(12)
 ALL = Policy(min_size={"*": 0})

@@ -16,11 +16,12 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM as C_AESGCM
 from doubles import DecliningEngine, FaultingEngine, TakeAllEngine
 
 import cryptoffload
-from cryptoffload import Provider, asyncio_lane
+from cryptoffload import Provider
 from cryptoffload.aead import AESGCM
+from cryptoffload.core import asyncio_lane
+from cryptoffload.core.ops import AeadOp
+from cryptoffload.core.policy import Policy
 from cryptoffload.devicekey import DeviceKeyError
-from cryptoffload.ops import AeadOp
-from cryptoffload.policy import Policy
 
 GCM = "aes-128-gcm"
 KEY = bytes(range(16))
@@ -205,7 +206,7 @@ def test_every_way_of_running_an_op_gives_the_same_answers_declines_and_counters
 
 
 def test_the_asyncio_lane_reads_no_private_name_of_another_object():
-    source = pathlib.Path(cryptoffload.__file__).with_name("asyncio_lane.py")
+    source = pathlib.Path(cryptoffload.__file__).with_name("core") / "asyncio_lane.py"
     tree = ast.parse(source.read_text())
     private = [
         f"{ast.unparse(node.value)}.{node.attr} (line {node.lineno})"
@@ -218,7 +219,7 @@ def test_the_asyncio_lane_reads_no_private_name_of_another_object():
 
 
 def test_the_default_provider_is_kept_in_one_place():
-    from cryptoffload import directpath, lane
+    from cryptoffload.core import directpath, lane
 
     assert not hasattr(lane, "_default")
     was = directpath.DEFAULT_BOX[0]

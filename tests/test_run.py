@@ -140,7 +140,7 @@ ENGINES_SEEN = textwrap.dedent(
     """
     import subprocess, sys
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-    from cryptoffload.provider import current
+    from cryptoffload.core.provider import current
 
     AESGCM(bytes(16)).encrypt(bytes(12), b"x" * 100, None)
     print(sys.argv[1], [engine.name for engine in current().engines])
@@ -291,9 +291,9 @@ def test_counters_replace_an_earlier_runs_counters_and_fill_an_empty_file(tmp_pa
 #: the hashlib/hmac views, and the heavy libraries behind them.
 NOT_AT_START_UP = (
     "cryptography",
-    "cryptoffload.provider",
-    "cryptoffload.lane",
-    "cryptoffload.policy",
+    "cryptoffload.core.provider",
+    "cryptoffload.core.lane",
+    "cryptoffload.core.policy",
     "cryptoffload.errors",
     "cryptoffload.engines.software",
     "cryptoffload.engines.afalg",

@@ -82,7 +82,7 @@ def test_tls_hooks_ssl_when_the_program_imports_it_and_builds_no_provider_before
         "print('ssl' in sys.modules, 'cryptoffload.ktls.hook' in sys.modules)\n"
         "import urllib.request  # ssl imported by the standard library, not the program\n"
         "import ssl\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith(('cryptoffload.provider', "
+        "loaded = sorted(m for m in sys.modules if m.startswith(('cryptoffload.core.provider', "
         "'cryptography')))\n"
         "print(ssl.SSLContext.sslsocket_class.__module__, loaded)\n"
     )

@@ -17,11 +17,11 @@ from cryptoffload import Policy, ec, modes
 from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
-from cryptoffload.counters import prometheus_text
+from cryptoffload.core.counters import prometheus_text
+from cryptoffload.core.provider import Provider
 from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import SHA256
 from cryptoffload.hmac import HMAC
-from cryptoffload.provider import Provider
 from cryptoffload.tools import cli
 from cryptoffload.tools.bench import cases
 

@@ -17,7 +17,7 @@ from cryptoffload.engines import _kept
 from cryptoffload.engines._kept import CarriedContexts, KeyedObjects, carries
 from cryptoffload.engines.passthrough import PassThroughEngine
 from cryptoffload.engines.software import SoftwareEngine
-from cryptoffload.ops import AeadOp, CipherOp
+from cryptoffload.core.ops import AeadOp, CipherOp
 
 KEY = bytes(range(16))
 

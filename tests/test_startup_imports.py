@@ -70,7 +70,7 @@ def test_run_with_an_engine_list_builds_nothing_for_a_program_without_crypto(tmp
     for engine in ("software", "passthrough"):
         loaded = modules_loaded_under_run(tmp_path, program, "--engines", engine)
         assert not {m for m in loaded if m.startswith("cryptography")}, engine
-        assert "cryptoffload.provider" not in loaded and "cryptoffload.lane" not in loaded
+        assert "cryptoffload.core.provider" not in loaded and "cryptoffload.core.lane" not in loaded
 
 
 def test_a_lazy_module_is_imported_at_its_first_read_and_keeps_what_was_read(monkeypatch):

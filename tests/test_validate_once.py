@@ -19,10 +19,11 @@ from cryptography.hazmat.primitives.asymmetric import padding
 from doubles import TakeAllEngine
 from sample_keys import DH_KEY, DH_PEER, EC_KEY, EC_PEER, OAEP, RSA_KEY
 
-from cryptoffload import Policy, Provider, dh, ec, keywrap, mldsa, mlkem, rsa, validate
+from cryptoffload import Policy, Provider, dh, ec, keywrap, mldsa, mlkem, rsa
 from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
+from cryptoffload.core import validate
 from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import SHA256, Hash, digest
 from cryptoffload.hmac import HMAC

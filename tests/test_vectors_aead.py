@@ -24,8 +24,8 @@ from vectors.loaders import ccm_vectors, gcm_vectors
 from cryptoffload import Provider
 from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.core.names import aes_name
 from cryptoffload.gmac import GMAC
-from cryptoffload.names import aes_name
 
 TALLY = ChaosTally()
 

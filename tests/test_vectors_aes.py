@@ -19,7 +19,7 @@ from vectors.loaders import aes_vectors
 
 from cryptoffload import Provider, modes
 from cryptoffload.ciphers import Cipher, algorithms
-from cryptoffload.names import aes_name
+from cryptoffload.core.names import aes_name
 
 TALLY = ChaosTally()
 

@@ -15,9 +15,10 @@ import pytest
 from counting import assert_counted, assert_untouched, takeall_provider
 from vectors.loaders import ffc_kas_vectors
 
-from cryptoffload import dh, validate
+from cryptoffload import dh
 from cryptoffload.blocks.ffdhe import FFDHE_GROUPS
-from cryptoffload.ops import DhOp
+from cryptoffload.core import validate
+from cryptoffload.core.ops import DhOp
 
 SMALL_GROUPS = ["ffdhe2048", "ffdhe3072"]
 LARGE_GROUPS = ["ffdhe4096", "ffdhe6144", "ffdhe8192"]

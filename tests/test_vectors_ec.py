@@ -23,7 +23,7 @@ from vectors.loaders import (
     hash_class,
 )
 
-from cryptoffload import ec, validate
+from cryptoffload import ec
 from cryptoffload.blocks.curves import (
     CRYPTOGRAPHY_CLASSES,
     CURVES,
@@ -31,7 +31,8 @@ from cryptoffload.blocks.curves import (
     Curve,
     short_name,
 )
-from cryptoffload.ops import EcdhOp
+from cryptoffload.core import validate
+from cryptoffload.core.ops import EcdhOp
 
 #: Every curve in the curve table that the installed `cryptography` has, as its object.
 CURVE_OBJECTS: dict[str, _ec.EllipticCurve] = {

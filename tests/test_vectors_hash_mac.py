@@ -15,9 +15,9 @@ from vectors.loaders import cmac_vectors, hash_monte, hash_vectors, hmac_vectors
 from cryptoffload import Provider
 from cryptoffload.ciphers import algorithms
 from cryptoffload.cmac import CMAC
+from cryptoffload.core.names import HASH_CLASSES
 from cryptoffload.hashes import Hash
 from cryptoffload.hmac import HMAC
-from cryptoffload.names import HASH_CLASSES
 
 TALLY = ChaosTally()
 

@@ -24,7 +24,7 @@ from doubles import ChaosEngine
 from vectors.loaders import hash_class, rsa_sigver_vectors
 
 from cryptoffload import Provider, rsa, serialization
-from cryptoffload.ops import RsaOp
+from cryptoffload.core.ops import RsaOp
 
 KEY_SIZES = (1024, 2048, 3072)
 each_size = pytest.mark.parametrize("bits", KEY_SIZES, ids=[f"rsa{b}" for b in KEY_SIZES])

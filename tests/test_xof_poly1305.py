@@ -23,10 +23,10 @@ from doubles import TakeAllEngine
 from vectors.loaders import load_nist
 
 from cryptoffload import Policy, Provider, _stream, hashes, poly1305, using
+from cryptoffload.core.names import all_algorithms
+from cryptoffload.core.ops import MacOp
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import OffloadRequired
-from cryptoffload.names import all_algorithms
-from cryptoffload.ops import MacOp
 
 TALLY = ChaosTally()
 #: A key nobody would write by accident: any 6-byte run of it in text is a leak.

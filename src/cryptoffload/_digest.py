@@ -1,6 +1,6 @@
 """Hash and MAC contexts on the direct path: their slow methods, shared by Hash, HMAC and CMAC.
 
-The direct path itself is DigestCore's (see :class:`cryptoffload.directpath.PureDigestCore`):
+The direct path itself is DigestCore's (see :class:`cryptoffload.core.directpath.PureDigestCore`):
 where no engine claims the algorithm, the context is a software object (``_ctx``) and the
 message is one op of the lane when it ends. A context off that path (an engine claims the
 algorithm, or the software object cannot serve it) holds the gathering or streaming context of
@@ -14,8 +14,8 @@ from typing import Any
 
 from cryptography.exceptions import AlreadyFinalized
 
-from cryptoffload import validate
-from cryptoffload.directpath import DigestCore
+from cryptoffload.core import validate
+from cryptoffload.core.directpath import DigestCore
 from cryptoffload.dmabuffer import as_plain
 
 

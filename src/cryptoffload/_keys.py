@@ -9,8 +9,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives import serialization as _ser
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 
-from cryptoffload.names import HASH_CLASSES, HASH_NAMES, hash_name
-from cryptoffload.provider import Lane, Provider, checked_provider, resolve
+from cryptoffload.core.names import HASH_CLASSES, HASH_NAMES, hash_name
+from cryptoffload.core.provider import Lane, Provider, checked_provider, resolve
 
 
 class KeyType(type):

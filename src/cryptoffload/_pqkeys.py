@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from cryptoffload._keys import PrivateKey, PublicKey
-from cryptoffload.ops import Op
-from cryptoffload.provider import Provider
+from cryptoffload.core.ops import Op
+from cryptoffload.core.provider import Provider
 
 
 class PqPublicKey(PublicKey):

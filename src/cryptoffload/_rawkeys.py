@@ -6,10 +6,10 @@ from typing import Any, ClassVar
 
 from cryptography.exceptions import InvalidSignature
 
-from cryptoffload import validate
 from cryptoffload._keys import PrivateKey, PublicKey
-from cryptoffload.ops import EddsaOp, XdhOp
-from cryptoffload.provider import Provider
+from cryptoffload.core import validate
+from cryptoffload.core.ops import EddsaOp, XdhOp
+from cryptoffload.core.provider import Provider
 
 
 class RawPublicKey(PublicKey):

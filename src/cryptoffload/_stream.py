@@ -8,9 +8,9 @@ from typing import Any
 
 from cryptography.exceptions import AlreadyFinalized, InvalidSignature
 
-from cryptoffload import validate
-from cryptoffload.ops import Op
-from cryptoffload.provider import Lane, Provider, checked_provider, resolve
+from cryptoffload.core import validate
+from cryptoffload.core.ops import Op
+from cryptoffload.core.provider import Lane, Provider, checked_provider, resolve
 
 #: Bytes a context gathers for one engine op. A longer message goes to an engine that keeps a
 #: running state (``open_stream``), else to software, each engine counted with its reason (a

@@ -10,17 +10,17 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
 
-from cryptoffload import asyncio_lane, validate
 from cryptoffload._buffers import disjoint_input, refuse_overlap
-from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
-from cryptoffload.adaptive import Adaptive
+from cryptoffload.core import asyncio_lane, validate
+from cryptoffload.core.adaptive import SOFTWARE as _SOFTWARE_PATH
+from cryptoffload.core.adaptive import Adaptive
+from cryptoffload.core.directpath import AeadCore, CcmCheck, own_methods
+from cryptoffload.core.lane import SAMPLE_NOW
+from cryptoffload.core.names import aes_name
+from cryptoffload.core.ops import AeadIntoOp, AeadOp
+from cryptoffload.core.provider import Lane, Provider, checked_provider, unbound_lane
 from cryptoffload.devicekey import DeviceKey
-from cryptoffload.directpath import AeadCore, CcmCheck, own_methods
 from cryptoffload.dmabuffer import as_plain, claimed, involved
-from cryptoffload.lane import SAMPLE_NOW
-from cryptoffload.names import aes_name
-from cryptoffload.ops import AeadIntoOp, AeadOp
-from cryptoffload.provider import Lane, Provider, checked_provider, unbound_lane
 
 _AEAD_MAX = validate.AEAD_MAX
 
@@ -31,7 +31,7 @@ class _AeadBase(AeadCore):
     """Shared by AESGCM and AESCCM.
 
     ``encrypt``, ``decrypt``, ``encrypt_into`` and ``decrypt_into`` are AeadCore's: the direct
-    path (see :mod:`cryptoffload.directpath`), which hands every op it cannot take to the
+    path (see :mod:`cryptoffload.core.directpath`), which hands every op it cannot take to the
     methods below of the same name with a leading underscore.
 
     The object keeps the lane of the provider it last ran on. When only software takes the
@@ -206,7 +206,7 @@ class _AeadBase(AeadCore):
     async def encrypt_async(
         self, nonce: bytes, data: bytes, associated_data: bytes | None
     ) -> bytes:
-        """:meth:`encrypt`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same result,
+        """:meth:`encrypt`, awaited (see :mod:`cryptoffload.core.asyncio_lane`): the same result,
         errors and counts."""
         lane = self._async_lane()
         return await asyncio_lane.offload(

@@ -9,12 +9,12 @@ from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
 from cryptography.hazmat.primitives import cmac as _cmac
 from cryptography.hazmat.primitives.ciphers import BlockCipherAlgorithm, algorithms
 
-from cryptoffload import validate
 from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import MacContext
-from cryptoffload.directpath import direct_construction, own_methods
-from cryptoffload.ops import MacOp
-from cryptoffload.provider import Provider, checked_provider, resolve
+from cryptoffload.core import validate
+from cryptoffload.core.directpath import direct_construction, own_methods
+from cryptoffload.core.ops import MacOp
+from cryptoffload.core.provider import Provider, checked_provider, resolve
 
 __all__ = ["CMAC"]
 
@@ -27,7 +27,7 @@ class CMAC(DirectDigest):
     ``finalize``/``verify``.
 
     Where no engine claims the algorithm, the context is `cryptography`'s CMAC on the direct path
-    (DigestCore, see :class:`cryptoffload.directpath.PureDigestCore`), counted as one op when
+    (DigestCore, see :class:`cryptoffload.core.directpath.PureDigestCore`), counted as one op when
     the message ends; otherwise the gathering or streaming context (``_inner``) routes it
     through the provider."""
 

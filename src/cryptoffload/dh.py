@@ -17,13 +17,13 @@ from cryptography.hazmat.primitives import serialization as _ser
 from cryptography.hazmat.primitives.asymmetric import dh as _c_dh
 from cryptography.utils import CryptographyDeprecationWarning
 
-from cryptoffload import validate
 from cryptoffload._deprecations import native
 from cryptoffload._keys import PrivateKey, PublicKey
 from cryptoffload.blocks import der, ffdh, pkcs8
 from cryptoffload.blocks.ffdhe import FFDHE_GROUPS, Group, group_for_prime
-from cryptoffload.ops import DhOp
-from cryptoffload.provider import Provider, checked_provider
+from cryptoffload.core import validate
+from cryptoffload.core.ops import DhOp
+from cryptoffload.core.provider import Provider, checked_provider
 
 __all__ = [
     "GROUPS",

@@ -13,8 +13,8 @@ import threading
 import weakref
 
 from cryptoffload.blocks.ctr_drbg import CtrDrbg
-from cryptoffload.ops import RngOp
-from cryptoffload.provider import SOFTWARE, Provider, checked_provider, resolve
+from cryptoffload.core.ops import RngOp
+from cryptoffload.core.provider import SOFTWARE, Provider, checked_provider, resolve
 
 __all__ = ["Drbg", "random_bytes"]
 

@@ -9,12 +9,12 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization as _ser
 from cryptography.hazmat.primitives.asymmetric import dsa as _dsa
 
-from cryptoffload import validate
 from cryptoffload._deprecations import DeprecatedNames, native
 from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload._numbers import Numbers, unwrap
-from cryptoffload.ops import DsaOp
-from cryptoffload.provider import Provider, checked_provider
+from cryptoffload.core import validate
+from cryptoffload.core.ops import DsaOp
+from cryptoffload.core.provider import Provider, checked_provider
 
 #: `cryptography`'s own classes and functions, read without its deprecation warning.
 _NativeParameterNumbers = native(_dsa, "DSAParameterNumbers")

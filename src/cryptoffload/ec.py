@@ -26,12 +26,12 @@ from cryptography.hazmat.primitives.asymmetric.ec import (
     get_curve_for_oid,
 )
 
-from cryptoffload import asyncio_lane, validate
 from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.blocks.curves import by_cryptography, short_name
-from cryptoffload.ops import EcdhOp, EcdsaOp
-from cryptoffload.provider import Provider
+from cryptoffload.core import asyncio_lane, validate
+from cryptoffload.core.ops import EcdhOp, EcdsaOp
+from cryptoffload.core.provider import Provider
 
 __all__ = [
     "ECDH",
@@ -215,7 +215,7 @@ class EllipticCurvePublicKey(PublicKey):
         return EcdsaOp(lane.alg, "verify", self._key, digest, hash_alg, signature=signature)
 
     async def verify_async(self, signature: bytes, data: bytes, signature_algorithm: ECDSA) -> None:
-        """:meth:`verify`, awaited (see :mod:`cryptoffload.asyncio_lane`): InvalidSignature
+        """:meth:`verify`, awaited (see :mod:`cryptoffload.core.asyncio_lane`): InvalidSignature
         and every other error as the sync call, the same counts."""
         lane = self._lane(f"ecdsa-{self._domain}-verify")
 
@@ -271,7 +271,7 @@ class EllipticCurvePrivateKey(PrivateKey):
         return EcdsaOp(lane.alg, "sign", self._key, digest, hash_alg, deterministic=deterministic)
 
     async def sign_async(self, data: bytes, signature_algorithm: ECDSA) -> bytes:
-        """:meth:`sign`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same errors and
+        """:meth:`sign`, awaited (see :mod:`cryptoffload.core.asyncio_lane`): the same errors and
         counts."""
         lane = self._lane(f"ecdsa-{self._domain}-sign")
 
@@ -303,7 +303,7 @@ class EllipticCurvePrivateKey(PrivateKey):
         return self._peer(peer_public_key)
 
     async def exchange_async(self, algorithm: ECDH, peer_public_key: Any) -> bytes:
-        """:meth:`exchange`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same secret,
+        """:meth:`exchange`, awaited (see :mod:`cryptoffload.core.asyncio_lane`): the same secret,
         errors and counts."""
         lane = self._lane(f"ecdh-{self._domain}")
 

@@ -14,10 +14,10 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.fernet import InvalidToken
 
 from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.core.provider import Provider, checked_provider
 from cryptoffload.hashes import SHA256
 from cryptoffload.hmac import HMAC
 from cryptoffload.padding import PKCS7
-from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["Fernet", "InvalidToken", "MultiFernet"]
 

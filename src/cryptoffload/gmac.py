@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from cryptoffload import validate
 from cryptoffload._stream import MacContext
+from cryptoffload.core import validate
+from cryptoffload.core.ops import MacOp
+from cryptoffload.core.provider import Provider
 from cryptoffload.devicekey import DeviceKey
-from cryptoffload.ops import MacOp
-from cryptoffload.provider import Provider
 
 __all__ = ["GMAC"]
 

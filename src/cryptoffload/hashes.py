@@ -31,14 +31,14 @@ from cryptography.hazmat.primitives.hashes import (
 )
 from cryptography.hazmat.primitives.hashes import XOFHash as _OpenSSLXOFHash
 
-from cryptoffload import asyncio_lane, validate
 from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import StreamContext
-from cryptoffload.directpath import direct_construction, own_methods
+from cryptoffload.core import asyncio_lane, validate
+from cryptoffload.core.directpath import direct_construction, own_methods
+from cryptoffload.core.names import HASH_CLASSES, HASHLIB, XOF_NAMES, hash_name
+from cryptoffload.core.ops import HashOp
+from cryptoffload.core.provider import Provider, checked_provider, resolve
 from cryptoffload.dmabuffer import as_plain, claimed, lease_of
-from cryptoffload.names import HASH_CLASSES, HASHLIB, XOF_NAMES, hash_name
-from cryptoffload.ops import HashOp
-from cryptoffload.provider import Provider, checked_provider, resolve
 
 __all__ = [
     "MD5",
@@ -89,7 +89,7 @@ class Hash(DirectDigest):
     """A streaming digest: ``update`` any number of times, then ``finalize``; ``copy`` forks it.
 
     Where no engine claims the algorithm, the context is Python's hashlib object on the direct
-    path (DigestCore, see :class:`cryptoffload.directpath.PureDigestCore`), made with the
+    path (DigestCore, see :class:`cryptoffload.core.directpath.PureDigestCore`), made with the
     message's first update (hashlib's constructor hashes it without the per-object lock a later
     update needs) and counted as one op when the message ends; otherwise, and for SHAKE (its
     output length is a parameter), the gathering or streaming context (``_inner``) routes it
@@ -316,7 +316,7 @@ def _xof_digest(data: Any, algorithm: Any, alg: str, provider: Provider | None) 
 async def digest_async(
     data: bytes, algorithm: HashAlgorithm, *, provider: Provider | None = None
 ) -> bytes:
-    """:func:`digest`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same digest, errors
+    """:func:`digest`, awaited (see :mod:`cryptoffload.core.asyncio_lane`): the same digest, errors
     and counts."""
     alg = _BY_CLASS.get(algorithm.__class__) or hash_name(algorithm)
     provider = checked_provider(provider)

@@ -9,14 +9,14 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives.hashes import HashAlgorithm, HashContext
 
-from cryptoffload import asyncio_lane, validate
 from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import MacContext
-from cryptoffload.directpath import direct_construction, own_methods
+from cryptoffload.core import asyncio_lane, validate
+from cryptoffload.core.directpath import direct_construction, own_methods
+from cryptoffload.core.names import HASH_NAMES, XOF_NAMES, hash_name
+from cryptoffload.core.ops import MacOp
+from cryptoffload.core.provider import Provider, checked_provider, resolve
 from cryptoffload.hashes import _BY_CLASS as _HASH_CLASSES
-from cryptoffload.names import HASH_NAMES, XOF_NAMES, hash_name
-from cryptoffload.ops import MacOp
-from cryptoffload.provider import Provider, checked_provider, resolve
 
 __all__ = ["HMAC", "digest_async", "digest_many"]
 
@@ -31,7 +31,7 @@ class HMAC(DirectDigest):
 
     ``HMAC(key, algorithm, backend=None, *, provider=None)``. Where no engine claims the
     algorithm, the context is Python's OpenSSL HMAC object on the direct path (DigestCore, see
-    :class:`cryptoffload.directpath.PureDigestCore`), made with the message's first update and
+    :class:`cryptoffload.core.directpath.PureDigestCore`), made with the message's first update and
     counted as one op when the message ends; otherwise the gathering or streaming context
     (``_inner``) routes it through the provider.
     """
@@ -140,7 +140,7 @@ async def digest_async(
     provider: Provider | None = None,
 ) -> bytes:
     """The HMAC tag of ``data`` under ``key`` in one call, awaited (see
-    :mod:`cryptoffload.asyncio_lane`): the tag, errors and counts of ``HMAC(key, algorithm)``
+    :mod:`cryptoffload.core.asyncio_lane`): the tag, errors and counts of ``HMAC(key, algorithm)``
     fed ``data`` and finalized."""
     validate.byteslike("key", key)
     alg = f"hmac-{_hmac_hash(algorithm)}"

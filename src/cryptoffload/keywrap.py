@@ -7,10 +7,10 @@ from typing import Any
 
 from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
 
-from cryptoffload import validate
-from cryptoffload.names import keywrap_name
-from cryptoffload.ops import KeywrapOp
-from cryptoffload.provider import Provider, resolve
+from cryptoffload.core import validate
+from cryptoffload.core.names import keywrap_name
+from cryptoffload.core.ops import KeywrapOp
+from cryptoffload.core.provider import Provider, resolve
 
 __all__ = [
     "InvalidUnwrap",

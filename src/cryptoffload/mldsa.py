@@ -9,11 +9,11 @@ from typing import Any
 from cryptography.exceptions import AlreadyFinalized
 from cryptography.hazmat.primitives.asymmetric import mldsa as _mldsa
 
-from cryptoffload import validate
 from cryptoffload._pqkeys import PqPrivateKey, PqPublicKey
+from cryptoffload.core import validate
+from cryptoffload.core.ops import MldsaOp
+from cryptoffload.core.provider import Provider, checked_provider
 from cryptoffload.hashes import SHAKE256, Hash, digest
-from cryptoffload.ops import MldsaOp
-from cryptoffload.provider import Provider, checked_provider
 
 __all__ = [
     "MLDSA44PrivateKey",

@@ -8,7 +8,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric import mlkem as _mlkem
 
 from cryptoffload._pqkeys import PqPrivateKey, PqPublicKey
-from cryptoffload.ops import MlkemOp
+from cryptoffload.core.ops import MlkemOp
 
 __all__ = ["MLKEM768PrivateKey", "MLKEM768PublicKey", "MLKEM1024PrivateKey", "MLKEM1024PublicKey"]
 

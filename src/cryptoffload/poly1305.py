@@ -8,10 +8,10 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.poly1305 import Poly1305 as _Poly1305
 
-from cryptoffload import validate
 from cryptoffload._stream import MacContext
-from cryptoffload.ops import MacOp
-from cryptoffload.provider import Provider, resolve
+from cryptoffload.core import validate
+from cryptoffload.core.ops import MacOp
+from cryptoffload.core.provider import Provider, resolve
 
 __all__ = ["Poly1305"]
 

@@ -18,13 +18,13 @@ from cryptography.hazmat.primitives.asymmetric.rsa import (
 )
 from cryptography.hazmat.primitives.asymmetric.utils import NoDigestInfo, Prehashed
 
-from cryptoffload import asyncio_lane, validate
 from cryptoffload._keys import _OFFERED, PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.blocks import pkcs1
+from cryptoffload.core import asyncio_lane, validate
+from cryptoffload.core.ops import RsaOp
+from cryptoffload.core.provider import Provider, resolve
 from cryptoffload.errors import OffloadRequired
-from cryptoffload.ops import RsaOp
-from cryptoffload.provider import Provider, resolve
 
 __all__ = [
     "AsymmetricPadding",
@@ -216,7 +216,7 @@ class RSAPublicKey(PublicKey):
     async def verify_async(
         self, signature: bytes, data: bytes, padding: Any, algorithm: Any
     ) -> None:
-        """:meth:`verify`, awaited (see :mod:`cryptoffload.asyncio_lane`): InvalidSignature
+        """:meth:`verify`, awaited (see :mod:`cryptoffload.core.asyncio_lane`): InvalidSignature
         and every other error as the sync call, the same counts."""
         lane = self._lane(self._alg)
 
@@ -312,7 +312,7 @@ class RSAPrivateKey(PrivateKey):
         return RsaOp(lane.alg, "sign", self._key, digest=digest, padding=padding, hash_alg=hash_alg)
 
     async def sign_async(self, data: bytes, padding: Any, algorithm: Any) -> bytes:
-        """:meth:`sign`, awaited (see :mod:`cryptoffload.asyncio_lane`): the same errors and
+        """:meth:`sign`, awaited (see :mod:`cryptoffload.core.asyncio_lane`): the same errors and
         counts (a PSS signature differs from run to run, as the sync call's does)."""
         lane = self._lane(self._alg)
 

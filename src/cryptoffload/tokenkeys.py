@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from cryptoffload import ec, rsa
+from cryptoffload.core.provider import Provider
 from cryptoffload.engines.pkcs11.keys import TokenAesKey, TokenEcPrivateKey, TokenRsaPrivateKey
-from cryptoffload.provider import Provider
 
 __all__ = ["generate_key", "key"]
 

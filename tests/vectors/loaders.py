@@ -11,7 +11,7 @@ from typing import Any, ParamSpec
 import cryptography_vectors
 from cryptography.hazmat.primitives.hashes import HashAlgorithm
 
-from cryptoffload.names import HASH_CLASSES
+from cryptoffload.core.names import HASH_CLASSES
 
 Record = dict[str, Any]
 _P = ParamSpec("_P")

@@ -25,14 +25,14 @@ from typing import Any
 from cryptography.exceptions import AlreadyFinalized, AlreadyUpdated, InvalidTag, NotYetFinalized
 from cryptography.hazmat.primitives.ciphers import AEADDecryptionContext, AEADEncryptionContext
 
-from cryptoffload import validate
 from cryptoffload._buffers import refuse_overlap
-from cryptoffload._log import log
 from cryptoffload._stream import RETAIN_LIMIT
 from cryptoffload.ciphers._software import SoftwareStream, software_context
-from cryptoffload.directpath import AeadStreamCore, own_methods
-from cryptoffload.ops import AeadOp
-from cryptoffload.provider import Lane
+from cryptoffload.core import validate
+from cryptoffload.core._log import log
+from cryptoffload.core.directpath import AeadStreamCore, own_methods
+from cryptoffload.core.ops import AeadOp
+from cryptoffload.core.provider import Lane
 
 __all__ = ["GcmDirectDecryptor", "GcmDirectEncryptor", "gcm_context"]
 
@@ -114,7 +114,7 @@ class GcmDecryptor(_GcmContext):
 
 class _GcmDirect(AeadStreamCore):
     """Streaming GCM on OpenSSL where no engine claims it: AeadStreamCore's calls (compiled
-    where built, see :class:`cryptoffload.directpath.PureAeadStreamCore`), counted when the
+    where built, see :class:`cryptoffload.core.directpath.PureAeadStreamCore`), counted when the
     stream ends; the calls it does not take come here, and behave as SoftwareStream's."""
 
     __slots__ = ()

@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 from cryptography.hazmat.primitives.ciphers import CipherContext
 from cryptography.hazmat.primitives.ciphers.modes import ModeWithAuthenticationTag
 
-from cryptoffload.provider import Lane
+from cryptoffload.core.provider import Lane
 
 __all__ = ["MAKE_CONTEXT", "SoftwareStream", "software_context"]
 

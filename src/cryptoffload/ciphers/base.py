@@ -16,16 +16,23 @@ from cryptography.hazmat.primitives.ciphers import (
 )
 from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 
-from cryptoffload import modes, validate
+from cryptoffload import modes
 from cryptoffload._buffers import disjoint_input
 from cryptoffload.blocks import ivs
 from cryptoffload.ciphers._gcm import GcmDirectDecryptor, GcmDirectEncryptor, gcm_context
 from cryptoffload.ciphers._software import MAKE_CONTEXT, SoftwareStream, software_context
-from cryptoffload.directpath import TAIL, ChainedCore, CipherCore, DirectStreamCore, own_methods
+from cryptoffload.core import validate
+from cryptoffload.core.directpath import (
+    TAIL,
+    ChainedCore,
+    CipherCore,
+    DirectStreamCore,
+    own_methods,
+)
+from cryptoffload.core.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
+from cryptoffload.core.ops import CipherOp
+from cryptoffload.core.provider import Lane, Provider, checked_provider, resolve
 from cryptoffload.dmabuffer import as_plain, claimed, involved, lease_of
-from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
-from cryptoffload.ops import CipherOp
-from cryptoffload.provider import Lane, Provider, checked_provider, resolve
 
 __all__ = [
     "AEADCipherContext",
@@ -108,7 +115,7 @@ class Cipher(CipherCore):
 
     AES in the modes of ``_DIRECT_MODES`` construct on CipherCore's direct path once a first
     cipher of the same classes and key length has been made here (see
-    :class:`cryptoffload.directpath.PureCipherCore`), and their contexts on a lane no engine
+    :class:`cryptoffload.core.directpath.PureCipherCore`), and their contexts on a lane no engine
     claims come from it too: the mode's own check, OpenSSL's context, no Python in between.
     """
 
@@ -198,7 +205,7 @@ def _explain(algorithm: Any, mode: Any, mode_name: str | None) -> None:
 class _DirectContext(DirectStreamCore):
     """Only software takes this algorithm: stream through one OpenSSL context; count each update
     that gives output. ``update`` and ``update_into`` with ``bytes`` (and a ``bytearray``), and
-    ``finalize``, are DirectStreamCore's (compiled where built, see cryptoffload.directpath);
+    ``finalize``, are DirectStreamCore's (compiled where built, see cryptoffload.core.directpath);
     other buffers come here."""
 
     # _ctx, _lane: DirectStreamCore's.
@@ -308,7 +315,7 @@ class _ChainedContext(ChainedCore):
         self._sw: Any = None
 
     def _update_slow(self, data: Any) -> bytes:
-        """``update`` past the held-back path (ChainedCore's, see cryptoffload.directpath)."""
+        """``update`` past the held-back path (ChainedCore's, see cryptoffload.core.directpath)."""
         if data.__class__ is not bytes and lease_of(data) is not None:
             data = as_plain(data)  # a DmaBuffer: in use by this op, read in place
             with claimed(data):

@@ -8,7 +8,7 @@ from typing import Any
 from cryptography.hazmat.primitives import hashes, keywrap
 from cryptography.hazmat.primitives.kdf import argon2, pbkdf2, scrypt
 
-from cryptoffload.names import HASH_CLASSES
+from cryptoffload.core.names import HASH_CLASSES
 
 #: Our hash names -> a `cryptography` hash object (PBKDF2 takes the object).
 _HASHES: dict[str, Callable[[], hashes.HashAlgorithm]] = {

@@ -14,7 +14,7 @@ any object with these members is an engine.
     returned, or a member missing, and the Provider refuses the engine with TypeError.
 
 ``run(op) -> result``
-    Performs one Op (a :mod:`cryptoffload.ops` record: ``CipherOp``, ``AeadOp``, ``HashOp``,
+    Performs one Op (a :mod:`cryptoffload.core.ops` record: ``CipherOp``, ``AeadOp``, ``HashOp``,
     ``MacOp``, ``RsaOp``, ``EcdsaOp``, ``EcdhOp``, ``DhOp``, ``RngOp``, ``XdhOp``, ``EddsaOp``,
     ``DsaOp``, ``KdfOp``, ``KeywrapOp``, ``MlkemOp``, ``MldsaOp``), returning the result that
     ``ops.CONTRACT`` gives for its ``(family, kind)``; the fields each sets mean what
@@ -94,7 +94,7 @@ Optional members, read with ``getattr`` and a default:
     result there and return its length (an int) instead of bytes; if it does, a failed tag
     leaves no plaintext there (zeros). Engines that ignore it return bytes, copied by the API.
 ``start(op) -> Pending | None`` on the engine
-    For the ``*_async`` methods (:mod:`cryptoffload.asyncio_lane`): puts ``op`` (validated and
+    For the ``*_async`` methods (:mod:`cryptoffload.core.asyncio_lane`): puts ``op`` (validated and
     admitted by the policy, as for ``run``) in flight and returns without waiting for it. The
     Pending has ``done() -> bool``, ``result(timeout=None)`` (blocks until settled, driving the
     operation forward where nothing else would, then returns or raises exactly what ``run``
@@ -122,7 +122,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from cryptoffload.ops import Op
+    from cryptoffload.core.ops import Op
 
 
 @dataclass(frozen=True)

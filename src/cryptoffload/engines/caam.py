@@ -30,13 +30,13 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 
 from cryptoffload.blocks import pkcs1
 from cryptoffload.blocks.curves import CURVES, by_cryptography
+from cryptoffload.core.names import FFDHE_NAMES, RSA_SIZES
+from cryptoffload.core.ops import Op
 from cryptoffload.devicekey import DeviceKey, DeviceKeyError
 from cryptoffload.dmabuffer import DmaBuffer, Lease, locate
 from cryptoffload.engines import _fork, presence
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import BadEngineSpec, EngineError, Unavailable
-from cryptoffload.names import FFDHE_NAMES, RSA_SIZES
-from cryptoffload.ops import Op
 
 #: Where a QorIQ or i.MX device tree says a SEC/CAAM block is (compatible "fsl,sec-v4.0").
 DEVICE_TREE = Path(presence.CAAM_DEVICE_TREE)
@@ -418,7 +418,7 @@ def _claims(driver: Any, rng: bool) -> set[str]:
 
 
 def _all_names() -> list[str]:
-    from cryptoffload.names import all_algorithms
+    from cryptoffload.core.names import all_algorithms
 
     return all_algorithms()
 

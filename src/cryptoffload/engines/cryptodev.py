@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from cryptography.exceptions import InvalidTag
 
 from cryptoffload.blocks import ivs
+from cryptoffload.core.names import HASHLIB, aes_name
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines import _fork, presence, procfs
 from cryptoffload.engines.base import Capabilities
@@ -62,7 +63,6 @@ from cryptoffload.engines.cryptodev_abi import (
     SessionOp,
 )
 from cryptoffload.errors import BadEngineSpec, Unavailable
-from cryptoffload.names import HASHLIB, aes_name
 
 DEVICE = presence.CRYPTODEV_DEVICE
 HOW_TO_LOAD = presence.CRYPTODEV_HOW_TO_LOAD

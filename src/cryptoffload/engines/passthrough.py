@@ -26,9 +26,9 @@ class PassThroughEngine:
         self._software: Any = None
 
     def probe(self) -> Capabilities:
+        from cryptoffload.core.names import all_algorithms
         from cryptoffload.engines.base import Capabilities
         from cryptoffload.engines.software import SoftwareEngine
-        from cryptoffload.names import all_algorithms
 
         if self._software is None:
             self._software = SoftwareEngine()
@@ -56,8 +56,8 @@ class PassThroughEngine:
         import hashlib
         import hmac
 
+        from cryptoffload.core.names import HASH_NAMES, XOF_NAMES
         from cryptoffload.errors import Unavailable
-        from cryptoffload.names import HASH_NAMES, XOF_NAMES
 
         name = op.alg[5:] if op.alg.startswith("hmac-") else op.alg
         if name not in HASH_NAMES or name in XOF_NAMES:

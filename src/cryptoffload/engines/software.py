@@ -24,13 +24,13 @@ from cryptography.hazmat.primitives.poly1305 import Poly1305
 
 from cryptoffload import modes
 from cryptoffload.blocks import pkcs1
+from cryptoffload.core.names import CIPHER_CLASSES, HASH_NAMES, all_algorithms
+from cryptoffload.core.ops import Op
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines import _software_more
 from cryptoffload.engines._kept import CarriedContexts, KeyedObjects, carries
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import NoResult, Unavailable
-from cryptoffload.names import CIPHER_CLASSES, HASH_NAMES, all_algorithms
-from cryptoffload.ops import Op
 
 #: CPU flags that OpenSSL uses for the algorithms here, as /proc/cpuinfo names them.
 _CRYPTO_FLAGS = (

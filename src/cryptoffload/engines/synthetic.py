@@ -35,10 +35,10 @@ import re
 import time
 from typing import Any
 
+from cryptoffload.core.names import all_algorithms
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import BadEngineSpec, Unavailable
-from cryptoffload.names import all_algorithms
 
 log = logging.getLogger(__name__)
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from cryptography.exceptions import AlreadyFinalized, InvalidKey
 
-from cryptoffload import validate
 from cryptoffload._buffers import refuse_overlap
+from cryptoffload.core import validate
+from cryptoffload.core.ops import KdfOp
+from cryptoffload.core.provider import Provider, checked_provider, resolve
 from cryptoffload.hashes import digest
-from cryptoffload.ops import KdfOp
-from cryptoffload.provider import Provider, checked_provider, resolve
 
 #: The largest size `cryptography` takes for a length (a Rust ``usize``).
 USIZE_MAX = 2**64 - 1

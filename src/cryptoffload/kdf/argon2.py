@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 from cryptography.exceptions import InvalidKey
 from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 
-from cryptoffload import validate
+from cryptoffload.core import validate
+from cryptoffload.core.provider import Provider, checked_provider
 from cryptoffload.kdf import _phc
 from cryptoffload.kdf._base import (
     OneShotKDF,
@@ -20,7 +21,6 @@ from cryptoffload.kdf._base import (
     size,
     u32,
 )
-from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["Argon2d", "Argon2i", "Argon2id"]
 

@@ -7,6 +7,7 @@ from typing import Any
 from cryptography.hazmat.primitives.hashes import HashAlgorithm
 from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 
+from cryptoffload.core.provider import Provider, checked_provider
 from cryptoffload.hmac import HMAC
 from cryptoffload.kdf._base import (
     HashCounterKDF,
@@ -16,7 +17,6 @@ from cryptoffload.kdf._base import (
     optional_bytes,
     size,
 )
-from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["ConcatKDFHMAC", "ConcatKDFHash"]
 

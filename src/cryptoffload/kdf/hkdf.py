@@ -8,11 +8,11 @@ from cryptography.hazmat.primitives.hashes import HashAlgorithm
 from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF as _OpenSSLHKDF
 
-from cryptoffload.directpath import HkdfCore, direct_construction, own_methods
+from cryptoffload.core.directpath import HkdfCore, direct_construction, own_methods
+from cryptoffload.core.provider import Provider, checked_provider, resolve
 from cryptoffload.hashes import _BY_CLASS as _HASH_CLASSES
 from cryptoffload.hmac import HMAC
 from cryptoffload.kdf._base import USIZE_MAX, OneShotKDF, material, optional_bytes, size
-from cryptoffload.provider import Provider, checked_provider, resolve
 
 __all__ = ["HKDF", "HKDFExpand"]
 
@@ -21,7 +21,7 @@ class HKDF(HkdfCore):
     """HKDF extract-then-expand: ``length`` bytes from key material, ``salt`` and ``info``.
 
     Where no engine claims the hash's HMAC, HkdfCore's direct path (see
-    :class:`cryptoffload.directpath.PureHkdfCore`) has `cryptography`'s HKDF derive the key and
+    :class:`cryptoffload.core.directpath.PureHkdfCore`) has `cryptography`'s HKDF derive the key and
     records the HMAC ops below as they would be counted; otherwise each is an HMAC op of the
     provider."""
 

@@ -11,10 +11,10 @@ from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 from cryptography.hazmat.primitives.kdf.kbkdf import CounterLocation, Mode
 
 from cryptoffload.cmac import CMAC
+from cryptoffload.core.names import hash_name
+from cryptoffload.core.provider import Provider, checked_provider
 from cryptoffload.hmac import HMAC
 from cryptoffload.kdf._base import OneShotKDF, counter_blocks, optional_bytes, size
-from cryptoffload.names import hash_name
-from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["KBKDFCMAC", "KBKDFHMAC", "CounterLocation", "Mode"]
 

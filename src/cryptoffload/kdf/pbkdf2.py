@@ -8,10 +8,10 @@ from cryptography.exceptions import UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives.hashes import HashAlgorithm
 from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 
-from cryptoffload import validate
+from cryptoffload.core import validate
+from cryptoffload.core.names import XOF_NAMES, hash_name, pbkdf2_name
+from cryptoffload.core.provider import Provider, checked_provider
 from cryptoffload.kdf._base import OneShotKDF, required_bytes, run_kdf, size
-from cryptoffload.names import XOF_NAMES, hash_name, pbkdf2_name
-from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["PBKDF2HMAC"]
 

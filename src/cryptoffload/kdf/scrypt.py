@@ -7,9 +7,9 @@ from typing import Any
 
 from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 
-from cryptoffload import validate
+from cryptoffload.core import validate
+from cryptoffload.core.provider import Provider, checked_provider
 from cryptoffload.kdf._base import OneShotKDF, required_bytes, run_kdf, size
-from cryptoffload.provider import Provider, checked_provider
 
 __all__ = ["Scrypt"]
 

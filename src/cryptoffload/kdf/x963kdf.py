@@ -5,8 +5,8 @@ from __future__ import annotations
 from cryptography.hazmat.primitives.hashes import HashAlgorithm
 from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 
+from cryptoffload.core.provider import Provider
 from cryptoffload.kdf._base import HashCounterKDF
-from cryptoffload.provider import Provider
 
 __all__ = ["X963KDF"]
 

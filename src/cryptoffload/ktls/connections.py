@@ -90,7 +90,9 @@ class Registry:
     def opened(self, conn: Connection) -> None:
         """Note ``conn`` as open, to be counted in the provider in force now when it closes."""
         if conn.provider is None:
-            from cryptoffload.provider import current  # here: `run --tls` hooks ssl at its import
+            from cryptoffload.core.provider import (
+                current,  # here: `run --tls` hooks ssl at its import
+            )
 
             conn.provider = current()
         with self._lock:
@@ -130,7 +132,7 @@ class Registry:
 
 
 def _count(conn: Connection) -> None:
-    from cryptoffload.provider import current
+    from cryptoffload.core.provider import current
 
     counters = (conn.provider or current()).counters
     if conn.in_kernel:

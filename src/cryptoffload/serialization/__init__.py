@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.serialization import (
 from cryptoffload import dh, dsa, ec, ed448, ed25519, rsa, x448, x25519
 from cryptoffload._release import READS_PKCS8_V2
 from cryptoffload.blocks import der, ffdh, pkcs8
-from cryptoffload.provider import Provider
+from cryptoffload.core.provider import Provider
 
 __all__ = [
     "BestAvailableEncryption",

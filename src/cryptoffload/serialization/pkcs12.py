@@ -7,7 +7,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.serialization import pkcs12 as _pkcs12
 
-from cryptoffload.provider import Provider
+from cryptoffload.core.provider import Provider
 from cryptoffload.serialization import wrap_key
 from cryptoffload.serialization._mirror import fallback, native, public_names
 

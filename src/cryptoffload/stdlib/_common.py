@@ -12,7 +12,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives import hashes
 
-from cryptoffload.names import HASH_NAMES, XOF_NAMES, pbkdf2_name
+from cryptoffload.core.names import HASH_NAMES, XOF_NAMES, pbkdf2_name
 
 #: Python's names of the hashes cryptoffload offers, by ours. SHAKE is left to Python: its
 #: ``digest(length)`` takes the output length per call, where an op fixes it.

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cryptoffload.counters import diff
-from cryptoffload.policy import Policy
-from cryptoffload.provider import Provider
+from cryptoffload.core.counters import diff
+from cryptoffload.core.policy import Policy
+from cryptoffload.core.provider import Provider
 from cryptoffload.tools.bench import cases
 from cryptoffload.tools.bench.cases import MIB, Case
 from cryptoffload.tools.bench.timing import run_for

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from cryptoffload.policy import Policy
-from cryptoffload.provider import Provider
+from cryptoffload.core.policy import Policy
+from cryptoffload.core.provider import Provider
 from cryptoffload.tools import calibrate
 from cryptoffload.tools.calibrate_stats import routes_engine, verdict
 from cryptoffload.tools.targets import probed

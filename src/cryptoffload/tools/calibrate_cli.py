@@ -120,7 +120,7 @@ def cmd_calibrate(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_check(args: argparse.Namespace, console: Console) -> int:
     """``calibrate --check PATH``: re-measure, print the table (or JSON), 0 if all hold."""
-    from cryptoffload.policy import Policy
+    from cryptoffload.core.policy import Policy
     from cryptoffload.tools import calibrate_check
     from cryptoffload.tools.bench.progress import progress_on_stderr
 

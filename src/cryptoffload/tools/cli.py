@@ -16,8 +16,8 @@ from rich.table import Table
 
 from cryptoffload import __version__
 from cryptoffload.caam.tools.cli import add_parser as add_caam_parser
+from cryptoffload.core.provider import Provider, default_provider
 from cryptoffload.errors import EngineError
-from cryptoffload.provider import Provider, default_provider
 from cryptoffload.tools.bench.cli import add_parsers as add_bench_parsers
 from cryptoffload.tools.bench.cli import engine_list
 from cryptoffload.tools.calibrate_cli import add_parser as add_calibrate_parser
@@ -55,7 +55,7 @@ _SHOWN_APART = ("algorithms", "skipped", "alternatives")
 
 
 def cmd_engines(args: argparse.Namespace, console: Console) -> int:
-    from cryptoffload import directpath
+    from cryptoffload.core import directpath
 
     provider = _provider(args.specs)
     rows = engine_rows(provider)
@@ -88,7 +88,7 @@ def cmd_engines(args: argparse.Namespace, console: Console) -> int:
     console.print(
         "Software's AES-GCM/CCM ops take the direct path "
         + (
-            "compiled (cryptoffload._directpath)."
+            "compiled (cryptoffload.core._directpath)."
             if directpath.COMPILED
             else "in pure Python (CRYPTOFFLOAD_PURE_PYTHON set, or no compiler at install time)."
         ),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from cryptoffload.core.provider import Provider
 from cryptoffload.engines.base import Capabilities
-from cryptoffload.provider import Provider
 
 
 def engine_rows(provider: Provider) -> list[dict[str, Any]]:

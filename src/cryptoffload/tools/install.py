@@ -22,8 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from cryptoffload.policy import Policy
-    from cryptoffload.provider import Provider
+    from cryptoffload.core.policy import Policy
+    from cryptoffload.core.provider import Provider
 
 # The provider, its engines and policy and the stdlib views are imported where they are used:
 # `run` and the processes it starts import this module at start-up (see install_for_run).
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 ENV = "CRYPTOFFLOAD_RUN"
 #: The folder whose ``sitecustomize`` reads it; put first on a child's PYTHONPATH.
 STARTUP = os.path.join(os.path.dirname(os.path.realpath(__file__)), "_startup")
-#: The variable naming the default provider's policy file (cryptoffload.policy.ENV_VAR).
+#: The variable naming the default provider's policy file (cryptoffload.core.policy.ENV_VAR).
 POLICY_ENV = "CRYPTOFFLOAD_POLICY"
 
 
@@ -58,7 +58,7 @@ def install(
     With ``tls``, every ``ssl`` connection made from now on asks OpenSSL for kTLS (the kernel
     then does its records) and is counted under ``kernel-tls`` (:mod:`cryptoffload.ktls`).
     """
-    from cryptoffload.provider import current
+    from cryptoffload.core.provider import current
     from cryptoffload.stdlib import views as stdlib_views
 
     only = _checked_only(only)
@@ -100,7 +100,7 @@ def install_for_run(
     elif engines is not None:
         chosen = _choose(engines)
     elif os.environ.get(POLICY_ENV):
-        from cryptoffload.policy import Policy
+        from cryptoffload.core.policy import Policy
 
         Policy.from_env()  # its errors now, not at the program's first operation
     HOOK.install(only)
@@ -126,8 +126,8 @@ def _set_provider(
     as it is) without them."""
     if engines is None and policy is None:
         return None
-    from cryptoffload.policy import Policy
-    from cryptoffload.provider import Provider, set_default_provider
+    from cryptoffload.core.policy import Policy
+    from cryptoffload.core.provider import Provider, set_default_provider
 
     if policy is not None and not isinstance(policy, Policy):
         policy = Policy.load(policy)
@@ -140,13 +140,15 @@ def _choose(engines: Sequence[Any]) -> list[Any]:
     """The engines the default provider is built from at its first need (checked now)."""
     from cryptoffload import engines as registry
 
-    if "cryptoffload.provider" in sys.modules:  # a default built already gives way, as replaced
-        from cryptoffload.provider import set_default_provider
+    if (
+        "cryptoffload.core.provider" in sys.modules
+    ):  # a default built already gives way, as replaced
+        from cryptoffload.core.provider import set_default_provider
 
         set_default_provider(None)
     chosen = registry.choose(list(engines))
     if not all(isinstance(engine, str) or _has_engine_members(engine) for engine in chosen):
-        from cryptoffload.provider import Provider
+        from cryptoffload.core.provider import Provider
 
         Provider(chosen)  # its TypeError for the engine short of a member, now
     return chosen
@@ -176,7 +178,7 @@ def _stdlib_views(
 
         if not engines.may_discover_any():
             return {}
-    from cryptoffload.provider import default_provider
+    from cryptoffload.core.provider import default_provider
     from cryptoffload.stdlib import views
 
     return views(provider if provider is not None else default_provider())
@@ -324,7 +326,7 @@ def write_counters(
     each engine row with its ``counters`` (algorithm -> ops, bytes, declined, faults)."""
     import json
 
-    from cryptoffload.provider import current
+    from cryptoffload.core.provider import current
     from cryptoffload.tools.engine_rows import engine_rows
 
     provider = current()

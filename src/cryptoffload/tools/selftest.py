@@ -22,13 +22,13 @@ from cryptoffload.aead import AESCCM, AESGCM
 from cryptoffload.blocks import kat
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
+from cryptoffload.core.names import HASH_CLASSES
+from cryptoffload.core.ops import RngOp
+from cryptoffload.core.policy import Policy
+from cryptoffload.core.provider import SOFTWARE, Provider
 from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import Hash
 from cryptoffload.hmac import HMAC
-from cryptoffload.names import HASH_CLASSES
-from cryptoffload.ops import RngOp
-from cryptoffload.policy import Policy
-from cryptoffload.provider import SOFTWARE, Provider
 
 #: Everything an engine is allowed to take during the self-test, whatever the size.
 _TAKE_ALL = Policy(min_size={"*": 0})

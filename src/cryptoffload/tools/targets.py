@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cryptoffload import engines as registry
+from cryptoffload.core.provider import SOFTWARE
 from cryptoffload.engines.base import Capabilities
-from cryptoffload.provider import SOFTWARE
 
 
 class Probed:

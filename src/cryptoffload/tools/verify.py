@@ -25,13 +25,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cryptoffload.counters import diff
-from cryptoffload.crosscheck import MISMATCH, UNCHECKED, compare
+from cryptoffload.core.counters import diff
+from cryptoffload.core.crosscheck import MISMATCH, UNCHECKED, compare
+from cryptoffload.core.names import all_algorithms
+from cryptoffload.core.ops import CHECK_FAILURES
+from cryptoffload.core.policy import Policy
+from cryptoffload.core.provider import SOFTWARE, Provider
 from cryptoffload.errors import NoResult
-from cryptoffload.names import all_algorithms
-from cryptoffload.ops import CHECK_FAILURES
-from cryptoffload.policy import Policy
-from cryptoffload.provider import SOFTWARE, Provider
 from cryptoffload.tools import workload
 from cryptoffload.tools.bench import cpu, stats
 from cryptoffload.tools.bench.runner import figures_change

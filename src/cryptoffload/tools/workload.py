@@ -17,10 +17,10 @@ from cryptography.hazmat.primitives.asymmetric import rsa as c_rsa
 
 from cryptoffload import dh
 from cryptoffload.blocks.curves import CRYPTOGRAPHY_CLASSES, CURVES
+from cryptoffload.core.names import FFDHE_NAMES, HASH_NAMES, RSA_SIZES, cipher_family
+from cryptoffload.core.ops import AeadOp, CipherOp, EcdhOp, EcdsaOp, HashOp, MacOp, Op, RngOp, RsaOp
+from cryptoffload.core.provider import Provider, using
 from cryptoffload.engines.software import SoftwareEngine
-from cryptoffload.names import FFDHE_NAMES, HASH_NAMES, RSA_SIZES, cipher_family
-from cryptoffload.ops import AeadOp, CipherOp, EcdhOp, EcdsaOp, HashOp, MacOp, Op, RngOp, RsaOp
-from cryptoffload.provider import Provider, using
 
 #: Payload sizes of the bulk algorithms' operations: whole AES blocks, 16 B to 16 KiB.
 SIZES = (16, 64, 256, 1024, 4096, 16384)

@@ -8,9 +8,9 @@ from typing import Any, Union
 from urllib.parse import quote, urlencode
 
 from cryptoffload.constant_time import bytes_eq
+from cryptoffload.core.provider import Provider, checked_provider
 from cryptoffload.hashes import SHA1, SHA256, SHA512
 from cryptoffload.hmac import HMAC
-from cryptoffload.provider import Provider, checked_provider
 from cryptoffload.twofactor import InvalidToken
 
 __all__ = ["HOTP", "HOTPHashTypes", "InvalidToken"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cryptoffload.constant_time import bytes_eq
-from cryptoffload.provider import Provider
+from cryptoffload.core.provider import Provider
 from cryptoffload.twofactor import InvalidToken
 from cryptoffload.twofactor.hotp import HOTP, HOTPHashTypes, provisioning_uri
 

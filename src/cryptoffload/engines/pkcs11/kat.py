@@ -10,9 +10,9 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
+from cryptoffload.core.ops import AeadOp, CipherOp, EcdhOp, EcdsaOp, HashOp, MacOp, RsaOp
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import Unavailable
-from cryptoffload.ops import AeadOp, CipherOp, EcdhOp, EcdsaOp, HashOp, MacOp, RsaOp
 
 _DATA = bytes(range(200))
 _KEY = bytes(range(32))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cryptoffload.core.names import RSA_SIZES
 from cryptoffload.engines.pkcs11 import ck
-from cryptoffload.names import RSA_SIZES
 
 CKF_ENCRYPT = 0x100
 CKF_DECRYPT = 0x200

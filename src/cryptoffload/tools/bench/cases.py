@@ -18,13 +18,13 @@ from cryptoffload.aead import AESCCM, AESGCM, ChaCha20Poly1305
 from cryptoffload.blocks import ffdh
 from cryptoffload.ciphers import Cipher, algorithms
 from cryptoffload.cmac import CMAC
+from cryptoffload.core.names import CIPHER_CLASSES, CIPHER_FAMILIES, HASH_CLASSES
+from cryptoffload.core.provider import Provider
 from cryptoffload.drbg import Drbg
 from cryptoffload.gmac import GMAC
 from cryptoffload.hashes import digest
 from cryptoffload.hmac import HMAC
-from cryptoffload.names import CIPHER_CLASSES, CIPHER_FAMILIES, HASH_CLASSES
 from cryptoffload.poly1305 import Poly1305
-from cryptoffload.provider import Provider
 
 MIB = 1024 * 1024
 Builder = Callable[[Provider, int], Callable[[], object]]

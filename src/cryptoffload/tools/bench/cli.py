@@ -12,8 +12,8 @@ from typing import Any
 
 from rich.console import Console
 
-from cryptoffload.policy import Policy
-from cryptoffload.provider import default_provider
+from cryptoffload.core.policy import Policy
+from cryptoffload.core.provider import default_provider
 from cryptoffload.tools.bench import memory, tls_options
 from cryptoffload.tools.engine_specs import comma_list, engine_list
 

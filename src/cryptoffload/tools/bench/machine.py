@@ -12,8 +12,8 @@ import cryptography
 from cryptography.hazmat.backends.openssl.backend import backend as _openssl
 
 from cryptoffload import __version__
+from cryptoffload.core.provider import Provider
 from cryptoffload.engines.software import cpu_crypto_features
-from cryptoffload.provider import Provider
 
 
 def _cpu_model() -> str:

@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cryptoffload.counters import diff
-from cryptoffload.policy import Policy
-from cryptoffload.provider import SOFTWARE, Provider
+from cryptoffload.core.counters import diff
+from cryptoffload.core.policy import Policy
+from cryptoffload.core.provider import SOFTWARE, Provider
 from cryptoffload.tools.bench import cpu as _cpu
 from cryptoffload.tools.bench import machine
 from cryptoffload.tools.bench.cases import MIB, Case

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from cryptoffload.policy import Policy
+from cryptoffload.core.policy import Policy
 from cryptoffload.tools.bench.cases import Case
 from cryptoffload.tools.bench.runner import Progress, add_speedups, measure_case, row_providers
 from cryptoffload.tools.bench.timing import harness_seconds_per_call

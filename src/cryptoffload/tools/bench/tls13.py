@@ -18,10 +18,10 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 from cryptoffload import ec, rsa
 from cryptoffload.aead import AESGCM
+from cryptoffload.core.names import HASH_CLASSES
+from cryptoffload.core.policy import Policy
+from cryptoffload.core.provider import SOFTWARE, Provider
 from cryptoffload.hmac import HMAC
-from cryptoffload.names import HASH_CLASSES
-from cryptoffload.policy import Policy
-from cryptoffload.provider import SOFTWARE, Provider
 from cryptoffload.tools.bench.cases import bench_ec_key, bench_rsa_key
 from cryptoffload.tools.bench.runner import Progress, row_providers
 from cryptoffload.tools.bench.timing import measure, summarize

@@ -10,23 +10,23 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cryptoffload._log import log
-from cryptoffload.adaptive import ENGINE, Adaptive
-from cryptoffload.adaptive import SOFTWARE as _SOFTWARE_PATH
-from cryptoffload.counters import FOLD_AT, Cell
-from cryptoffload.crosscheck import Check, Sampled
+from cryptoffload.core._log import log
+from cryptoffload.core.adaptive import ENGINE, Adaptive
+from cryptoffload.core.adaptive import SOFTWARE as _SOFTWARE_PATH
+from cryptoffload.core.counters import FOLD_AT, Cell
+from cryptoffload.core.crosscheck import Check, Sampled
+from cryptoffload.core.directpath import CURRENT, DEFAULT_BOX, LaneCore, note_using
+from cryptoffload.core.ops import CHECK_FAILURES, Op, is_answer
+from cryptoffload.core.validate import validate_op
 from cryptoffload.devicekey import DeviceKeyError
-from cryptoffload.directpath import CURRENT, DEFAULT_BOX, LaneCore, note_using
 from cryptoffload.engines.base import Engine
 from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import OffloadRequired, Unavailable
-from cryptoffload.ops import CHECK_FAILURES, Op, is_answer
-from cryptoffload.validate import validate_op
 
 if TYPE_CHECKING:
-    from cryptoffload.counters import Counters
+    from cryptoffload.core.counters import Counters
+    from cryptoffload.core.policy import Policy
     from cryptoffload.engines.base import Capabilities
-    from cryptoffload.policy import Policy
 
 
 SOFTWARE = "software"

@@ -922,12 +922,12 @@ def compiled_module() -> Any:
     if os.environ.get("CRYPTOFFLOAD_PURE_PYTHON", "") not in ("", "0"):
         return None
     try:
-        from cryptoffload import _directpath
+        from cryptoffload.core import _directpath
     except ImportError:  # no compiler at install time, or built for another Python
         return None
     if getattr(_directpath, "API", None) != API:
         warnings.warn(
-            f"cryptoffload._directpath ({getattr(_directpath, '__file__', '?')}) was built "
+            f"cryptoffload.core._directpath ({getattr(_directpath, '__file__', '?')}) was built "
             "from other sources than this cryptoffload's: the pure-Python direct path runs; "
             "reinstall to rebuild it",
             RuntimeWarning,

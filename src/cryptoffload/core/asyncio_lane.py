@@ -11,9 +11,9 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from cryptoffload.lane import Lane
-from cryptoffload.ops import Op
-from cryptoffload.validate import validate_op
+from cryptoffload.core.lane import Lane
+from cryptoffload.core.ops import Op
+from cryptoffload.core.validate import validate_op
 
 if TYPE_CHECKING:
     import asyncio

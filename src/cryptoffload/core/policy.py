@@ -8,8 +8,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cryptoffload.adaptive import AdaptiveSettings
-from cryptoffload.names import all_algorithms
+from cryptoffload.core.adaptive import AdaptiveSettings
+from cryptoffload.core.names import all_algorithms
 
 ENV_VAR = "CRYPTOFFLOAD_POLICY"
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import _thread  # its allocate_lock is threading.Lock, without threading's import
 from typing import Any
 
-from cryptoffload.directpath import FOLD_AT as _FOLD_AT
-from cryptoffload.directpath import SizeLog
+from cryptoffload.core.directpath import FOLD_AT as _FOLD_AT
+from cryptoffload.core.directpath import SizeLog
 
 Snapshot = dict[str, dict[str, dict[str, Any]]]
 

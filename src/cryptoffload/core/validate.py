@@ -12,8 +12,7 @@ from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
 from cryptoffload.blocks import ivs, pkcs1
 from cryptoffload.blocks._gmp import gmp
 from cryptoffload.blocks._lazy import LazyModule
-from cryptoffload.devicekey import DeviceKey
-from cryptoffload.names import (
+from cryptoffload.core.names import (
     CIPHER_FAMILIES,
     HASH_NAMES,
     KDF_NAMES,
@@ -23,6 +22,7 @@ from cryptoffload.names import (
     cipher_family,
     hash_name,
 )
+from cryptoffload.devicekey import DeviceKey
 
 #: RSA paddings: loaded at the first RSA operation (its import is a start-up cost).
 padding = LazyModule("cryptography.hazmat.primitives.asymmetric.padding")

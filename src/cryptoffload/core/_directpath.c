@@ -292,7 +292,7 @@ static PySequenceMethods sizelog_as_sequence = {
 
 static PyTypeObject SizeLogType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cryptoffload._directpath.SizeLog",
+    .tp_name = "cryptoffload.core._directpath.SizeLog",
     .tp_doc = PyDoc_STR("Sizes of operations not yet folded into the counters (compiled)."),
     .tp_basicsize = sizeof(SizeLog),
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -457,7 +457,7 @@ static PyMemberDef lane_members[] = {
 
 static PyTypeObject LaneCoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cryptoffload._directpath.LaneCore",
+    .tp_name = "cryptoffload.core._directpath.LaneCore",
     .tp_doc = PyDoc_STR("The fields of a Lane that the direct path reads (compiled)."),
     .tp_basicsize = sizeof(LaneCore),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
@@ -916,7 +916,7 @@ static PyMemberDef aead_members[] = {
 
 static PyTypeObject AeadCoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cryptoffload._directpath.AeadCore",
+    .tp_name = "cryptoffload.core._directpath.AeadCore",
     .tp_doc = PyDoc_STR("An AEAD primitive's direct path (compiled)."),
     .tp_basicsize = sizeof(AeadCore),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
@@ -1427,7 +1427,7 @@ static PyMethodDef chained_methods[] = {
 
 static PyTypeObject ChainedCoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cryptoffload._directpath.ChainedCore",
+    .tp_name = "cryptoffload.core._directpath.ChainedCore",
     .tp_doc = PyDoc_STR("A Cipher context's held-back path (compiled)."),
     .tp_basicsize = sizeof(ChainedCore),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
@@ -1703,7 +1703,7 @@ static PyMethodDef stream_methods[] = {
 
 static PyTypeObject DirectStreamCoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cryptoffload._directpath.DirectStreamCore",
+    .tp_name = "cryptoffload.core._directpath.DirectStreamCore",
     .tp_doc = PyDoc_STR("A Cipher context on a lane no engine claims (compiled)."),
     .tp_basicsize = sizeof(DirectStreamCore),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
@@ -2266,7 +2266,7 @@ static PyMethodDef digest_methods[] = {
 
 static PyTypeObject DigestCoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cryptoffload._directpath.DigestCore",
+    .tp_name = "cryptoffload.core._directpath.DigestCore",
     .tp_doc = PyDoc_STR("A hash or MAC context on a lane no engine claims (compiled)."),
     .tp_basicsize = sizeof(DigestCore),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
@@ -2519,7 +2519,7 @@ static PyMethodDef aeadstream_methods[] = {
 
 static PyTypeObject AeadStreamCoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cryptoffload._directpath.AeadStreamCore",
+    .tp_name = "cryptoffload.core._directpath.AeadStreamCore",
     .tp_doc = PyDoc_STR("A Cipher GCM context on a lane no engine claims (compiled)."),
     .tp_basicsize = sizeof(AeadStreamCore),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
@@ -2838,7 +2838,7 @@ static PyMethodDef cipher_methods[] = {
 
 static PyTypeObject CipherCoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cryptoffload._directpath.CipherCore",
+    .tp_name = "cryptoffload.core._directpath.CipherCore",
     .tp_doc = PyDoc_STR("Cipher's construction and contexts on a lane no engine claims "
                         "(compiled)."),
     .tp_basicsize = sizeof(CipherCore),
@@ -2993,7 +2993,7 @@ static PyMethodDef ccm_methods[] = {
 
 static PyTypeObject CcmCheckType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cryptoffload._directpath.CcmCheck",
+    .tp_name = "cryptoffload.core._directpath.CcmCheck",
     .tp_doc = PyDoc_STR("CcmCheck(owner, ccm, tag_length): cryptography's AESCCM behind the "
                         "checks OpenSSL does not make (compiled)."),
     .tp_basicsize = sizeof(CcmCheck),
@@ -3249,7 +3249,7 @@ static PyMethodDef hkdf_methods[] = {
 
 static PyTypeObject HkdfCoreType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cryptoffload._directpath.HkdfCore",
+    .tp_name = "cryptoffload.core._directpath.HkdfCore",
     .tp_doc = PyDoc_STR("HKDF on a lane no engine claims (compiled)."),
     .tp_basicsize = sizeof(HkdfCore),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
@@ -3385,7 +3385,7 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "cryptoffload._directpath",
+    .m_name = "cryptoffload.core._directpath",
     .m_doc = PyDoc_STR("The AEAD direct path, compiled (see cryptoffload.directpath)."),
     .m_size = -1,
     .m_methods = module_methods,

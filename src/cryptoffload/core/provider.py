@@ -10,10 +10,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from cryptoffload import engines as _engines
-from cryptoffload.counters import Counters
-from cryptoffload.engines.base import Capabilities, Engine
-from cryptoffload.engines.software import SoftwareEngine
-from cryptoffload.lane import (
+from cryptoffload.core.counters import Counters
+from cryptoffload.core.lane import (
     SOFTWARE,
     FallbackWatch,
     Lane,
@@ -25,8 +23,10 @@ from cryptoffload.lane import (
     resolve,
     unbound_lane,
 )
-from cryptoffload.ops import Op
-from cryptoffload.policy import Policy
+from cryptoffload.core.ops import Op
+from cryptoffload.core.policy import Policy
+from cryptoffload.engines.base import Capabilities, Engine
+from cryptoffload.engines.software import SoftwareEngine
 
 #: Consecutive operations an engine claimed but did not offload before one warning is logged.
 SILENT_FALLBACK_WINDOW = 100

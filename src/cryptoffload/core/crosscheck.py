@@ -10,9 +10,9 @@ from typing import Any, NamedTuple
 from cryptography.exceptions import InvalidSignature
 
 from cryptoffload.blocks._lazy import LazyModule
+from cryptoffload.core.ops import CHECK_FAILURES, AeadOp, CipherOp, EcdsaOp, Op, RsaOp, is_answer
 from cryptoffload.devicekey import DeviceKeyError
 from cryptoffload.errors import CryptoffloadError
-from cryptoffload.ops import CHECK_FAILURES, AeadOp, CipherOp, EcdsaOp, Op, RsaOp, is_answer
 
 #: RSA paddings: loaded at the first RSA operation (its import is a start-up cost).
 _padding = LazyModule("cryptography.hazmat.primitives.asymmetric.padding")
@@ -115,7 +115,7 @@ def _check_post_quantum(op: Any, software: Any, result: Any) -> Check:
         return Check(UNCHECKED, "random encapsulation: shape checked (no private key to open it)")
     if not isinstance(result, (bytes, bytearray)):
         return Check(MISMATCH, f"gave {type(result).__name__}, not bytes")
-    from cryptoffload.ops import MldsaOp
+    from cryptoffload.core.ops import MldsaOp
 
     check = MldsaOp(
         op.alg.replace("-sign", "-verify"),

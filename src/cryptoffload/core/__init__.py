@@ -1,0 +1,1 @@
+"""The machinery under the public API: the provider, its lanes, the policy, counters, checks."""
