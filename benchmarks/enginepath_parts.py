@@ -44,9 +44,9 @@ def _gcm64(layer: str, n: int) -> None:
 
     from cryptoffload import Provider, using
     from cryptoffload.aead import AESGCM
-    from cryptoffload.engines.passthrough import PassThroughEngine
     from cryptoffload.core.ops import AeadOp
     from cryptoffload.core.validate import validate_op
+    from cryptoffload.engines.passthrough import PassThroughEngine
 
     key, nonce, data = bytes(range(16)), bytes(12), bytes(64)
     provider = Provider([PassThroughEngine()])
@@ -84,8 +84,8 @@ def _ctr_update(layer: str, n: int) -> None:
 
     from cryptoffload import Provider, using
     from cryptoffload.ciphers import Cipher, algorithms, modes
-    from cryptoffload.engines.passthrough import PassThroughEngine
     from cryptoffload.core.ops import CipherOp
+    from cryptoffload.engines.passthrough import PassThroughEngine
 
     key, iv, record = bytes(range(16)), bytes(16), bytes(1400)
     sent: list[CipherOp] = []

@@ -10,8 +10,8 @@ import pytest
 from cryptography.exceptions import InvalidTag
 
 from cryptoffload import Provider, using
-from cryptoffload.core import lane as lane_module
 from cryptoffload.aead import AESGCM
+from cryptoffload.core import lane as lane_module
 
 KEY = bytes(range(16))
 

@@ -13,11 +13,11 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM as PlainAESGCM
 
 from cryptoffload import Provider, using
 from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.core.ops import AeadOp, CipherOp
 from cryptoffload.engines import _kept
 from cryptoffload.engines._kept import CarriedContexts, KeyedObjects, carries
 from cryptoffload.engines.passthrough import PassThroughEngine
 from cryptoffload.engines.software import SoftwareEngine
-from cryptoffload.core.ops import AeadOp, CipherOp
 
 KEY = bytes(range(16))
 
