@@ -351,3 +351,62 @@ def test_short_gcm_tags_the_token_was_seen_to_make_are_offered_and_a_bad_one_fai
     bad = sealed[:-1] + bytes([sealed[-1] ^ 0x80])
     with pytest.raises(InvalidTag):
         engine.run(AeadOp("aes-128-gcm", "decrypt", bytes(16), NONCE, bad, b"aad", 12))
+
+
+def _close_sessions_behind_the_engines_back(engine: Pkcs11Engine) -> None:
+    """What another user of the module, or a token event, does to the engine's handles."""
+    token = engine._token
+    for session in [*token._all, token._keeper]:
+        token.module.close_session(session)
+
+
+@pytest.mark.parametrize("lost", ["sessions", "sessions and the key cache"])
+def test_an_op_whose_sessions_were_lost_runs_again_on_fresh_ones_and_is_no_fault(
+    softhsm_token, lost
+):
+    engine = from_spec(softhsm_token.spec)
+    provider = Provider([engine], policy=ALL)
+    try:
+        key = os.urandom(16)
+        gcm = AESGCM(key, provider=provider)
+        assert gcm.encrypt(NONCE, b"first", b"") == RefAESGCM(key).encrypt(NONCE, b"first", b"")
+        _close_sessions_behind_the_engines_back(engine)
+        if lost == "sessions and the key cache":
+            gcm = AESGCM(os.urandom(16), provider=provider)  # a key not imported yet
+        sealed = gcm.encrypt(NONCE, b"second", b"aad")
+        assert gcm.decrypt(NONCE, sealed, b"aad") == b"second"
+        cell = provider.counters.snapshot()[engine.name]["aes-128-gcm"]
+        assert cell["ops"] == 3 and cell["faults"] == 0
+        assert "aes-128-gcm" not in provider.counters.snapshot().get("software", {})
+    finally:
+        provider.close()
+
+
+def test_a_device_error_is_a_fault_and_the_next_op_opens_afresh(softhsm_token, monkeypatch):
+    from cryptoffload.engines.pkcs11 import ck
+    from cryptoffload.engines.pkcs11 import engine as engine_module
+
+    engine = from_spec(softhsm_token.spec)
+    provider = Provider([engine], policy=ALL)
+    try:
+        gcm = AESGCM(bytes(16), provider=provider)
+        gcm.encrypt(NONCE, b"warm", b"")
+        real = engine_module._HANDLERS["aead"]
+        calls = []
+
+        def failing_once(eng, op):
+            calls.append(op)
+            if len(calls) == 1:
+                raise ck.CkError("C_Encrypt", ck.CKR_DEVICE_ERROR)
+            return real(eng, op)
+
+        monkeypatch.setitem(engine_module._HANDLERS, "aead", failing_once)
+        generation = engine._token.generation
+        expected = RefAESGCM(bytes(16)).encrypt(NONCE, b"x", b"")
+        assert gcm.encrypt(NONCE, b"x", b"") == expected  # software finished it
+        assert len(calls) == 1 and engine._token.generation == generation + 1
+        assert gcm.encrypt(NONCE, b"x", b"") == expected  # on the token again
+        cell = provider.counters.snapshot()[engine.name]["aes-128-gcm"]
+        assert cell["faults"] == 1 and cell["ops"] == 2
+    finally:
+        provider.close()

@@ -9,7 +9,12 @@ from cryptoffload.engines import _fork
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.engines.pkcs11 import asymmetric, ck, kat, mechanisms, symmetric, tokens
 from cryptoffload.engines.pkcs11.keys import KeyCache, TokenKeyRef, find
-from cryptoffload.engines.pkcs11.sessions import RESET_ON, Token, TokenUnavailable
+from cryptoffload.engines.pkcs11.sessions import (
+    RESET_ON,
+    RETRY_AFTER_RESET,
+    Token,
+    TokenUnavailable,
+)
 from cryptoffload.engines.pkcs11.spec import Spec
 from cryptoffload.errors import Unavailable
 
@@ -109,17 +114,23 @@ class Pkcs11Engine:
         handler = _HANDLERS.get(op.family)
         if handler is None or (self._claims and op.alg not in self._claims):
             raise Unavailable("unsupported", f"{self.name} does not claim {op.alg}")
-        generation = self._token.generation
-        try:
-            return handler(self, op)
-        except TokenUnavailable as exc:
-            raise Unavailable("no-device", str(exc)) from None
-        except ck.CkError as exc:
-            if exc.rv in DECLINED:
-                raise Unavailable("unsupported", f"{self.name}: {exc}") from None
-            if exc.rv in RESET_ON:  # a fault now; sessions and keys open afresh for the next
+        for attempt in (1, 2):
+            generation = self._token.generation
+            try:
+                return handler(self, op)
+            except TokenUnavailable as exc:
+                raise Unavailable("no-device", str(exc)) from None
+            except ck.CkError as exc:
+                if exc.rv in DECLINED:
+                    raise Unavailable("unsupported", f"{self.name}: {exc}") from None
+                if exc.rv not in RESET_ON:
+                    raise
+                # Sessions and keys open afresh: for this op once more when only the handles
+                # were lost, else for the next op (this one a fault).
                 self._token.reset(generation)
-            raise
+                if attempt == 2 or exc.rv not in RETRY_AFTER_RESET:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _module(self) -> ck.Module:
         """The module, the token opened first if it is not (first use, after fork or reset)."""

@@ -27,6 +27,22 @@ RESET_ON = frozenset(
 )
 
 
+#: Of those, the errors that say only that handles this process held are gone (a session closed
+#: under the engine, the token logged out or the module initialised again by another of its
+#: users), not that the device failed: after the reset, the operation is run once more on fresh
+#: sessions (it did nothing: a call refused for its handle has no output).
+RETRY_AFTER_RESET = frozenset(
+    {
+        ck.CKR_SESSION_CLOSED,
+        ck.CKR_SESSION_HANDLE_INVALID,
+        ck.CKR_KEY_HANDLE_INVALID,
+        ck.CKR_OBJECT_HANDLE_INVALID,
+        ck.CKR_USER_NOT_LOGGED_IN,
+        ck.CKR_CRYPTOKI_NOT_INITIALIZED,
+    }
+)
+
+
 #: Modules known not to initialise again in a forked child: there the engine declines at once
 #: (trying costs tpm2-pkcs11 a 25 s D-Bus timeout, then fails: its connection stays with the
 #: parent).
