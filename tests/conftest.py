@@ -169,3 +169,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         name = getattr(item, "originalname", item.name)
         if (name in SLOW_ON_THE_MODEL and "caam" in item.nodeid) or "caam-device" in item.nodeid:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def default_software() -> Iterator[Provider]:
+    """A provider of software alone as the process default, for the test's length."""
+    provider = Provider([])
+    cryptoffload.set_default_provider(provider)
+    yield provider
+    cryptoffload.set_default_provider(None)

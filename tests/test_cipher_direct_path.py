@@ -4,14 +4,12 @@ it replaces, and the provider in force followed."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
 from cryptography.exceptions import AlreadyFinalized, InvalidTag, NotYetFinalized
 from cryptography.hazmat.primitives.ciphers import Cipher as RefCipher
 from cryptography.hazmat.primitives.ciphers import algorithms as ref_algorithms
 from cryptography.hazmat.primitives.ciphers import modes as ref_modes
+from direct_path_probe import ours_run, software
 from doubles import TakeAllEngine
 
 import cryptoffload
@@ -22,35 +20,6 @@ from cryptoffload.core.counters import FOLD_AT
 
 KEY, IV, NONCE = bytes(range(16)), bytes(range(16, 32)), bytes(12)
 DATA = bytes(range(256)) * 5 + bytes(112)  # 1392 bytes: whole blocks
-OURS = os.path.dirname(cryptoffload.__file__)
-
-
-@pytest.fixture
-def default_software():
-    provider = Provider([])
-    cryptoffload.set_default_provider(provider)
-    yield provider
-    cryptoffload.set_default_provider(None)
-
-
-def ours_run(fn) -> list[str]:
-    """The Python functions of cryptoffload that ``fn()`` runs."""
-    seen: list[str] = []
-
-    def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename.startswith(OURS):
-            seen.append(frame.f_code.co_qualname)
-
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return seen
-
-
-def software(provider: Provider, alg: str) -> dict:
-    return provider.counters.snapshot()["software"].get(alg, {})
 
 
 def ctr_message() -> bytes:

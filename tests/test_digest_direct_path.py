@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac as std_hmac
-import os
-import sys
 
 import pytest
 from cryptography.exceptions import AlreadyFinalized, InvalidSignature, UnsupportedAlgorithm
@@ -15,6 +13,7 @@ from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
 from cryptography.hazmat.primitives import cmac as ref_cmac
 from cryptography.hazmat.primitives import hashes as ref_hashes
 from cryptography.hazmat.primitives import hmac as ref_hmac
+from direct_path_probe import ours_run, software
 from doubles import TakeAllEngine
 
 import cryptoffload
@@ -26,35 +25,6 @@ from cryptoffload.core.counters import FOLD_AT
 from cryptoffload.hmac import HMAC
 
 KEY = bytes(range(32))
-OURS = os.path.dirname(cryptoffload.__file__)
-
-
-@pytest.fixture
-def default_software():
-    provider = Provider([])
-    cryptoffload.set_default_provider(provider)
-    yield provider
-    cryptoffload.set_default_provider(None)
-
-
-def ours_run(fn) -> list[str]:
-    """The Python functions of cryptoffload that ``fn()`` runs."""
-    seen: list[str] = []
-
-    def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename.startswith(OURS):
-            seen.append(frame.f_code.co_qualname)
-
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return seen
-
-
-def software(provider: Provider, alg: str) -> dict:
-    return provider.counters.snapshot()["software"].get(alg, {})
 
 
 def one_hmac() -> bytes:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as ref_aead
+from direct_path_probe import ours_run
 from doubles import TakeAllEngine
 
 import cryptoffload
@@ -17,14 +18,6 @@ from cryptoffload.core.counters import FOLD_AT
 KEY = bytes(range(16))
 NONCE = bytes(12)
 REF = ref_aead.AESGCM(KEY)
-
-
-@pytest.fixture
-def default_software():
-    provider = Provider([])
-    cryptoffload.set_default_provider(provider)
-    yield provider
-    cryptoffload.set_default_provider(None)
 
 
 def sw_cell_of(provider: Provider, alg: str) -> dict:
@@ -172,34 +165,14 @@ def test_into_calls_on_the_direct_path_match_cryptography_and_count_exactly():
     assert engine.seen == []
 
 
-def _ours_run(fn) -> list[str]:
-    """The Python functions of cryptoffload that ``fn()`` runs."""
-    import os
-    import sys
-
-    ours = os.path.dirname(cryptoffload.__file__)
-    seen: list[str] = []
-
-    def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename.startswith(ours):
-            seen.append(frame.f_code.co_qualname)
-
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return seen
-
-
 @pytest.mark.skipif(
     not cryptoffload.core.directpath.COMPILED, reason="the compiled twin runs no Python by design"
 )
 def test_an_aesccm_op_on_the_direct_path_runs_no_python_of_ours(default_software):
     ccm = AESCCM(KEY)
     sealed = ccm.encrypt(NONCE, b"x" * 1400, None)
-    assert _ours_run(lambda: ccm.encrypt(NONCE, b"x" * 1400, None)) == []
-    assert _ours_run(lambda: ccm.decrypt(NONCE, sealed, None)) == []
+    assert ours_run(lambda: ccm.encrypt(NONCE, b"x" * 1400, None)) == []
+    assert ours_run(lambda: ccm.decrypt(NONCE, sealed, None)) == []
 
 
 def test_aesccm_on_the_direct_path_matches_cryptography_and_says_what_is_wrong(default_software):

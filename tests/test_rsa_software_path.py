@@ -4,26 +4,15 @@ checked path, and few Python frames of ours per op."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
 from cryptography.exceptions import InvalidSignature
+from direct_path_probe import ours_run
 from sample_keys import RSA_KEY
 
-import cryptoffload
 from cryptoffload import Provider, hashes
 from cryptoffload.asymmetric import padding, rsa
 
 DATA = b"message" * 20
-
-
-@pytest.fixture
-def default_software():
-    provider = Provider([])
-    cryptoffload.set_default_provider(provider)
-    yield provider
-    cryptoffload.set_default_provider(None)
 
 
 def paddings():
@@ -62,17 +51,6 @@ def test_a_plain_verify_runs_few_python_functions_of_ours(default_software):
     pad = padding.PKCS1v15()
     signature = key.sign(DATA, pad, hashes.SHA256())
     public.verify(signature, DATA, pad, hashes.SHA256())
-    ours = os.path.dirname(cryptoffload.__file__)
-    seen: list[str] = []
-
-    def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename.startswith(ours):
-            seen.append(frame.f_code.co_qualname)
-
-    sys.setprofile(profile)
-    try:
-        public.verify(signature, DATA, pad, hashes.SHA256())
-    finally:
-        sys.setprofile(None)
+    seen = ours_run(lambda: public.verify(signature, DATA, pad, hashes.SHA256()))
     # verify itself, the lane of the provider in force, the op's record: no per-argument checks
     assert len(seen) <= 5, seen
