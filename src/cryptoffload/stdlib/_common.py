@@ -12,7 +12,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives import hashes
 
-from cryptoffload.core.names import HASH_NAMES, XOF_NAMES, pbkdf2_name
+from cryptoffload.core.names import HASH_CLASSES, HASH_NAMES, XOF_NAMES, pbkdf2_name
 
 #: Python's names of the hashes cryptoffload offers, by ours. SHAKE is left to Python: its
 #: ``digest(length)`` takes the output length per call, where an op fixes it.
@@ -27,13 +27,7 @@ CANDIDATES: tuple[str, ...] = (
 )
 
 _ALGORITHMS: dict[str, Any] = {
-    "sha1": hashes.SHA1,
-    "sha224": hashes.SHA224,
-    "sha256": hashes.SHA256,
-    "sha384": hashes.SHA384,
-    "sha512": hashes.SHA512,
-    "sha512-224": hashes.SHA512_224,
-    "sha512-256": hashes.SHA512_256,
+    **HASH_CLASSES,
     "sha3-224": hashes.SHA3_224,
     "sha3-256": hashes.SHA3_256,
     "sha3-384": hashes.SHA3_384,
