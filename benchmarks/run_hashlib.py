@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -86,17 +85,9 @@ def main() -> None:
             print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
     finally:
         os.unlink(f.name)
-    base = rates["python"]
-    print(f"{'case':<38}" + "".join(f"{way:>22}" for way in WAYS))
-    for case in base:
-        cells = []
-        for way in WAYS:
-            median = statistics.median(rates[way][case])
-            ratio = median / statistics.median(base[case])
-            cells.append(
-                f"{median:>12,.0f}/s" + (f" {ratio:5.2f}x" if way != "python" else "      ")
-            )
-        print(f"{case:<38}" + "".join(f"{c:>22}" for c in cells))
+    from _rates import print_rates  # beside this script
+
+    print_rates(rates, 38, 22)
 
 
 if __name__ == "__main__":

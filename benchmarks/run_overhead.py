@@ -342,18 +342,9 @@ def rates_table(script: str, cases: list[str], args: argparse.Namespace) -> None
             for case, rate in report["rates"].items():
                 rates[way].setdefault(case, []).append(rate)
         print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
-    base = rates["python"]
-    width = max(map(len, base)) + 2
-    print(f"{'case':<{width}}" + "".join(f"{way:>24}" for way in WAYS))
-    for case in base:
-        cells = []
-        for way in WAYS:
-            median = statistics.median(rates[way][case])
-            ratio = median / statistics.median(base[case])
-            cells.append(
-                f"{median:>14,.0f}/s" + (f" {ratio:5.2f}x" if way != "python" else "      ")
-            )
-        print(f"{case:<{width}}" + "".join(f"{c:>24}" for c in cells), flush=True)
+    from _rates import print_rates  # beside this script
+
+    print_rates(rates, max(map(len, rates["python"])) + 2, 24)
 
 
 def instructions(command: list[str]) -> int:
