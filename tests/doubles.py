@@ -257,3 +257,63 @@ class BatchEngine(TakeAllEngine):
                 except Exception as exc:
                     out.append(exc)
         return out
+
+
+class SessionEngine(TakeAllEngine):
+    """Takes every op, and keeps sessions (``session``) as the software engine does, each of its
+    sessions' calls first doing the work and then failing as ``plan`` says: ``plan(n)`` for the
+    engine's n-th session call (from 1) gives None (the answer goes back) or the exception to
+    raise (the work done, its output lost: the worst case for a stream's state)."""
+
+    def __init__(self, name: str = "sessions", plan: Any = None, algorithms: Any = None) -> None:
+        super().__init__(name, algorithms)
+        self.plan = plan or (lambda n: None)
+        self.sessions = 0
+        self.calls = 0
+        self.raised = 0
+
+    def session(self, op: Any) -> Any:
+        inner = _SOFTWARE.session(op)
+        if inner is None:
+            return None
+        self.sessions += 1
+        return _PlannedSession(self, inner)
+
+
+class _PlannedSession:
+    """A software session whose calls fail as its engine's plan says (a method the software
+    session lacks: AttributeError, as from the engine route's own lookup)."""
+
+    def __init__(self, engine: SessionEngine, inner: Any) -> None:
+        self._engine = engine
+        self._inner = inner
+
+    def _call(self, name: str, *args: Any) -> Any:
+        engine = self._engine
+        engine.calls += 1
+        exc = engine.plan(engine.calls)
+        try:
+            out = getattr(self._inner, name)(*args)
+        finally:
+            if exc is not None:
+                engine.raised += 1
+                raise exc
+        return out
+
+    def encrypt(self, *args: Any) -> Any:
+        return self._call("encrypt", *args)
+
+    def decrypt(self, *args: Any) -> Any:
+        return self._call("decrypt", *args)
+
+    def update(self, *args: Any) -> Any:
+        return self._call("update", *args)
+
+    def update_into(self, *args: Any) -> Any:
+        return self._call("update_into", *args)
+
+    def digest(self, *args: Any) -> Any:
+        return self._call("digest", *args)
+
+    def mac(self, *args: Any) -> Any:
+        return self._call("mac", *args)

@@ -698,6 +698,7 @@ def test_the_pure_twin_passes_the_direct_path_and_aead_suites():
         "tests/test_cipher_direct_path.py",
         "tests/test_vectors_hash_mac.py",
         "tests/test_kdf.py",
+        "tests/test_engine_route.py",
     ]
     probe = "from cryptoffload.core import directpath; assert not directpath.COMPILED"
     subprocess.run([sys.executable, "-c", probe], env=env, check=True, cwd=ROOT)

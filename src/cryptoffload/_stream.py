@@ -9,6 +9,7 @@ from typing import Any
 from cryptography.exceptions import AlreadyFinalized, InvalidSignature
 
 from cryptoffload.core import validate
+from cryptoffload.core._log import log
 from cryptoffload.core.ops import Op
 from cryptoffload.core.provider import Lane, Provider, checked_provider, resolve
 
@@ -20,6 +21,49 @@ GATHER_LIMIT = 4 * 1024 * 1024
 #: the message if the engine faults; past this much (or past the policy's max_size for that
 #: engine) it stops the engine and software takes over, counted as a ``too-large`` decline.
 RETAIN_LIMIT = 256 * 1024 * 1024
+
+
+def engine_gathering(
+    lane: Lane,
+    template: Op,
+    call_name: str,
+    software: Any,
+    make_op: Any,
+    spill: Any,
+) -> tuple[Any, ...] | None:
+    """What a hash or MAC context's message needs to be gathered for ``lane``'s engine route
+    (``how`` of :class:`cryptoffload.core.directpath.PureGathered`), or None: no engine route,
+    or its engine keeps no session for ``template`` (the algorithm; key and data None) with a
+    method ``call_name`` (``digest(data)`` for a hash, ``mac(key, data)`` for a MAC).
+
+    A message the route does not finish goes the way :class:`StreamContext` sends one:
+    ``software(key, data)`` directly when the policy keeps its size from every engine (counted
+    ``~size``), else the op ``make_op(key, data)`` through the lane; after a session's failure,
+    that op is settled by the lane with it (``Lane.engine_failed``). A message longer than
+    :data:`GATHER_LIMIT` goes on in ``spill(key)``'s context."""
+    route = lane.engine_route
+    if route is None:
+        return None
+    try:
+        session = route.engine.session(template)
+    except Exception as exc:
+        log.debug("engine %s keeps no session for %s: %s", route.name, template.alg, exc)
+        return None
+    call = getattr(session, call_name, None) if session is not None else None
+    if call is None:
+        return None
+
+    def fallback(key: Any, data: bytes, failed: Any, exc: Exception | None) -> bytes:
+        if failed is not None:
+            return lane.engine_failed(failed, make_op(key, data), exc)  # type: ignore[arg-type]
+        n = len(data)
+        if n < lane.hold_below or n > lane.hold_above:
+            out = software(key, data)
+            lane.count(~n)
+            return out
+        return lane.run(make_op(key, data), True)
+
+    return (lane, route, call, fallback, spill)
 
 
 class _EngineStream:

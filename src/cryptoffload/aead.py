@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives.ciphers import aead as _aead
 
 from cryptoffload._buffers import disjoint_input, refuse_overlap
 from cryptoffload.core import asyncio_lane, validate
+from cryptoffload.core._log import log
 from cryptoffload.core.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.core.adaptive import Adaptive
 from cryptoffload.core.directpath import AeadCore, CcmCheck, own_methods
@@ -44,6 +45,10 @@ class _AeadBase(AeadCore):
     __slots__ = ("_alg", "_fast", "_key")
 
     _MODE = ""
+    #: The nonce lengths the mode takes, and whether CCM's limit of the payload by the nonce's
+    #: length applies: the engine route's checks (see ``directpath.PureAeadCore``). (0, 0): no
+    #: engine route.
+    _NONCES = (0, 0, False)
 
     def __init__(self, key: bytes, tag_length: int, provider: Provider | None) -> None:
         validate.aes_key(key)
@@ -55,6 +60,7 @@ class _AeadBase(AeadCore):
         self._lane = unbound_lane(self._alg)
         self._fast: Any = None
         self._sw: Any = None
+        self._nonce_min, self._nonce_max, self._ccm_rule = self._NONCES
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self._alg} tag_length={self._tag_length}>"
@@ -77,6 +83,26 @@ class _AeadBase(AeadCore):
 
     def _op(self, kind: str, nonce: Any, data: Any, aad: Any) -> AeadOp:
         return AeadOp(self._alg, kind, self._key, nonce, data, aad, self._tag_length)
+
+    def _open_session(self, route: Any) -> Any:
+        """The session ``route``'s engine keeps for this object's key (its ``session`` of an
+        AeadOp with the algorithm, key and tag length, nonce and data None), or None: the
+        engine route then hands this object's ops to the ordinary path. A session the engine
+        declines or fails to make is not counted: the ordinary path's ops are."""
+        op = AeadOp(self._alg, "encrypt", self._key, None, None, None, self._tag_length)
+        try:
+            return route.engine.session(op)
+        except Exception as exc:
+            log.debug("engine %s keeps no session for %s: %s", route.name, self._alg, exc)
+            return None
+
+    def _engine_failed(
+        self, lane: Lane, route: Any, kind: str, exc: Exception, nonce: Any, data: Any, aad: Any
+    ) -> Any:
+        """The engine route's op that ``route``'s session raised ``exc`` on: settled by the
+        lane (see ``Lane.engine_failed``)."""
+        op = AeadOp(self._alg, kind, self._key, nonce, data, aad, self._tag_length)
+        return lane.engine_failed(route, op, exc)
 
     def _plain(self, nonce: Any, data: Any, aad: Any, tag_length: int) -> bool:
         """Whether an op's fields need no check beyond this one (bytes of lengths the mode
@@ -390,6 +416,7 @@ class AESGCM(_AeadBase):
 
     __slots__ = ()
     _MODE = "gcm"
+    _NONCES = (8, 128, False)
 
     def __init__(
         self, key: bytes, tag_length: int = 16, *, provider: Provider | None = None
@@ -425,6 +452,7 @@ class AESCCM(_AeadBase):
 
     __slots__ = ()
     _MODE = "ccm"
+    _NONCES = (7, 13, True)
 
     def __init__(
         self, key: bytes, tag_length: int = 16, *, provider: Provider | None = None
@@ -466,6 +494,7 @@ class _FixedTagAead(_AeadBase):
         self._lane = unbound_lane(self._alg)
         self._fast = None
         self._sw = sw
+        self._nonce_min, self._nonce_max, self._ccm_rule = self._NONCES
 
     @classmethod
     def _name(cls, key_len: int) -> str:
@@ -491,6 +520,7 @@ class ChaCha20Poly1305(_FixedTagAead):
 
     __slots__ = ()
     _CLS = _aead.ChaCha20Poly1305
+    _NONCES = (12, 12, False)
 
     @classmethod
     def _name(cls, key_len: int) -> str:
@@ -508,6 +538,7 @@ class AESOCB3(_FixedTagAead):
     __slots__ = ()
     _CLS = _aead.AESOCB3
     _MODE = "ocb"
+    _NONCES = (12, 15, False)
 
 
 class AESGCMSIV(_FixedTagAead):
@@ -516,6 +547,7 @@ class AESGCMSIV(_FixedTagAead):
     __slots__ = ()
     _CLS = _aead.AESGCMSIV
     _MODE = "gcm-siv"
+    _NONCES = (12, 12, False)
 
 
 class AESSIV(_FixedTagAead):

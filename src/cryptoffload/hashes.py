@@ -32,9 +32,9 @@ from cryptography.hazmat.primitives.hashes import (
 from cryptography.hazmat.primitives.hashes import XOFHash as _OpenSSLXOFHash
 
 from cryptoffload._digest import DirectDigest
-from cryptoffload._stream import StreamContext
+from cryptoffload._stream import StreamContext, engine_gathering
 from cryptoffload.core import asyncio_lane, validate
-from cryptoffload.core.directpath import direct_construction, own_methods
+from cryptoffload.core.directpath import Gathered, direct_construction, own_methods
 from cryptoffload.core.names import HASH_CLASSES, HASHLIB, XOF_NAMES, hash_name
 from cryptoffload.core.ops import HashOp
 from cryptoffload.core.provider import Provider, checked_provider, resolve
@@ -119,7 +119,28 @@ class Hash(DirectDigest):
             if algorithm.__class__ in _BY_CLASS:  # its class names its hash
                 self._direct_path[0][algorithm.__class__] = (lane, make, b"")
             return
+        how = self._engine_how(lane, algorithm, alg, provider)
+        if how is not None:  # the engine route: the message gathered for its session
+            self._set_direct(Gathered(b"", how), lane, algorithm)
+            if algorithm.__class__ in _BY_CLASS:
+                self._direct_path[0][algorithm.__class__] = (lane, Gathered, b"", how)
+            return
         self._set_inner(_HashStream(algorithm, alg, provider, lane), lane, algorithm)
+
+    @staticmethod
+    def _engine_how(
+        lane: Any, algorithm: HashAlgorithm, alg: str, provider: Provider | None
+    ) -> tuple[Any, ...] | None:
+        """The engine route's ``how`` for this hash (see ``_stream.engine_gathering``)."""
+        make = HASHLIB[alg]
+        return engine_gathering(
+            lane,
+            HashOp(alg, "digest", None),
+            "digest",
+            lambda key, data: make(data).digest(),
+            lambda key, data: HashOp(alg, "digest", data),
+            lambda key: _HashStream(algorithm, alg, provider, lane),
+        )
 
     @classmethod
     def hash(cls, algorithm: HashAlgorithm, data: bytes) -> bytes:

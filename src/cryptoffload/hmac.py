@@ -10,9 +10,9 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm, _Rea
 from cryptography.hazmat.primitives.hashes import HashAlgorithm, HashContext
 
 from cryptoffload._digest import DirectDigest
-from cryptoffload._stream import MacContext
+from cryptoffload._stream import MacContext, engine_gathering
 from cryptoffload.core import asyncio_lane, validate
-from cryptoffload.core.directpath import direct_construction, own_methods
+from cryptoffload.core.directpath import Gathered, direct_construction, own_methods
 from cryptoffload.core.names import HASH_NAMES, XOF_NAMES, hash_name
 from cryptoffload.core.ops import MacOp
 from cryptoffload.core.provider import Provider, checked_provider, resolve
@@ -70,7 +70,28 @@ class HMAC(DirectDigest):
                 if algorithm.__class__ in _HASH_CLASSES:  # its class names its hash
                     self._direct_path[0][algorithm.__class__] = (lane, _openssl_hmac, b"", name)
                 return
+        how = self._engine_how(lane, algorithm, alg, provider)
+        if how is not None:  # the engine route: the message gathered for its session
+            self._set_direct(Gathered(key, b"", how), lane, algorithm)
+            if algorithm.__class__ in _HASH_CLASSES:
+                self._direct_path[0][algorithm.__class__] = (lane, Gathered, b"", how)
+            return
         self._set_inner(_HmacStream(key, algorithm, alg, provider, lane), lane, algorithm)
+
+    @staticmethod
+    def _engine_how(
+        lane: Any, algorithm: HashAlgorithm, alg: str, provider: Provider | None
+    ) -> tuple[Any, ...] | None:
+        """The engine route's ``how`` for this HMAC (see ``_stream.engine_gathering``)."""
+        name = HASH_NAMES[alg[5:]]
+        return engine_gathering(
+            lane,
+            MacOp(alg, "mac", None, None),
+            "mac",
+            lambda key, data: _std_hmac.digest(key, data, name),
+            lambda key, data: MacOp(alg, "mac", key, data),
+            lambda key: _HmacStream(key, algorithm, alg, provider, lane),
+        )
 
     def __repr__(self) -> str:
         return f"<HMAC {self._lane.alg}>"

@@ -22,7 +22,9 @@ from cryptoffload.blocks import ivs
 from cryptoffload.ciphers._gcm import GcmDirectDecryptor, GcmDirectEncryptor, gcm_context
 from cryptoffload.ciphers._software import MAKE_CONTEXT, SoftwareStream, software_context
 from cryptoffload.core import validate
+from cryptoffload.core._log import log
 from cryptoffload.core.directpath import (
+    FOLD_AT,
     TAIL,
     ChainedCore,
     CipherCore,
@@ -262,13 +264,15 @@ class _ChainedContext(ChainedCore):
     each update as a data unit of its own under the same tweak, as OpenSSL does.
     """
 
-    # _block, _cbc_encrypt, _lane, _sw, _sw_in, _sw_out, _sw_total, _whole_blocks: ChainedCore's.
+    # _block, _cbc_encrypt, _lane, _sw, _sw_in, _sw_out, _sw_route, _sw_total, _whole_blocks:
+    # ChainedCore's.
     __slots__ = (
         "_alg",
         "_algorithm",
         "_chain",
         "_done",
         "_encrypt",
+        "_failed",
         "_held",
         "_key",
         "_kind",
@@ -276,6 +280,7 @@ class _ChainedContext(ChainedCore):
         "_slack",
         "_spent",
         "_sw_base",
+        "_unkept",
     )
 
     def __init__(self, cipher: Cipher, lane: Lane, encrypt: bool) -> None:
@@ -310,9 +315,18 @@ class _ChainedContext(ChainedCore):
         self._spent = False
         self._algorithm = cipher.algorithm
         self._cbc_encrypt = mode == "cbc" and encrypt  # the output tail is its chaining value
-        #: While ops are held back from every engine by the policy: a kept OpenSSL context
-        #: (see _run_held); None while the chaining value and held bytes are ours.
+        #: A kept context (see _run_held): OpenSSL's while ops are held back from every engine
+        #: by the policy, or the engine route's session (``_sw_route``: its route) while the
+        #: policy offers that engine the ops; None while the chaining value and held bytes are
+        #: ours.
         self._sw: Any = None
+        self._sw_route: Any = None
+        #: (route, exception) of an engine route's session that failed the update being redone:
+        #: the op built for it is settled with that (``Lane.engine_failed``), not offered again.
+        self._failed: Any = None
+        #: The engine route whose engine kept no session for this stream when asked (not
+        #: asked again: its ops go the ordinary way).
+        self._unkept: Any = None
 
     def _update_slow(self, data: Any) -> bytes:
         """``update`` past the held-back path (ChainedCore's, see cryptoffload.core.directpath)."""
@@ -347,8 +361,9 @@ class _ChainedContext(ChainedCore):
                 and not self._done
                 and self._sw is None
                 and lane.hold_below <= n <= lane.hold_above
+                and (lane.engine_route is None or self._failed is not None)
             ):
-                lane.run(CipherOp(self._alg, self._kind, self._key, self._chain, data, buf), True)
+                self._run_op(CipherOp(self._alg, self._kind, self._key, self._chain, data, buf))
                 if self._mode == "cbc":
                     b = self._block
                     # A copy either way: the caller may refill its buffers for the next update.
@@ -389,12 +404,28 @@ class _ChainedContext(ChainedCore):
             if mode != "ctr":
                 size -= size % block
             lane = self._lane
+            kept, on = self._sw, self._sw_route
             if (
                 size < lane.hold_below
                 or size > lane.hold_above
-                or (not size and self._sw is not None)
+                or (not size and kept is not None and on is None)
             ):
+                if on is not None:  # from the engine's session to software's context
+                    self._leave_held()
                 return self._run_held(data, size, into)
+            route = lane.engine_route
+            if (
+                route is not None
+                and self._failed is None
+                and self._unkept is not route
+                and (lane.engine_floor <= size <= lane.engine_ceiling or (not size and on is route))
+            ):
+                if on is not route:
+                    if kept is not None:
+                        self._leave_held()
+                    self._enter_held(route)
+                if self._sw_route is route:  # the engine keeps a session for this stream
+                    return self._run_held(data, size, into)
             if self._sw is not None:
                 self._leave_held()
         held = self._held
@@ -418,9 +449,7 @@ class _ChainedContext(ChainedCore):
             self._chacha20_room(size)
         # Written in place (into over data), the last input block would be gone: keep it now.
         last_in = bytes(buf[full - block : full]) if into is not None and full else None
-        out = self._lane.run(
-            CipherOp(self._alg, self._kind, self._key, self._chain, send, into), True
-        )
+        out = self._run_op(CipherOp(self._alg, self._kind, self._key, self._chain, send, into))
         if full and mode == "ctr":  # _advance's commonest case, without its frame
             self._chain = ivs.ctr_after(self._chain, full // 16)
         elif full and mode != "ecb":
@@ -435,22 +464,57 @@ class _ChainedContext(ChainedCore):
         # A stream mode re-sent the partial block it had seen: its output went out last time.
         return out[len(held) :]
 
+    def _run_op(self, op: CipherOp) -> Any:
+        """``op`` through the lane; settled with the engine route's failure when it is the
+        redo of an update that the engine's session failed (see :meth:`_session_failed`)."""
+        failed = self._failed
+        if failed is None:
+            return self._lane.run(op, True)
+        self._failed = None
+        return self._lane.engine_failed(failed[0], op, failed[1])
+
+    def _session_failed(
+        self, route: Any, exc: Exception, data: Any, buf: Any = None, into: memoryview | None = None
+    ) -> Any:
+        """The engine route's session raised ``exc`` on an update of ``data`` (into ``buf``,
+        update_into's buffer, or ``into``): its state is lost. The chaining value and held
+        bytes come back from the tails kept before this update, and the update is redone the
+        ordinary way, its op settled with ``exc`` by the lane's rules (a decline or a fault
+        counted, then the engines after this one, then software)."""
+        self._leave_held()
+        self._failed = (route, exc)
+        try:
+            return self._update_into(data, buf) if buf is not None else self._update(data, into)
+        finally:
+            if self._failed is not None:  # no op was due (a partial block held back)
+                self._failed = None
+                op = CipherOp(self._alg, self._kind, self._key, self._chain, b"", None)
+                self._lane.settle(route, op, {}, False, exc)
+
     def _run_held(self, data: Any, size: int, into: memoryview | None = None) -> Any:
-        """An update the policy keeps from every engine: on the kept OpenSSL context (made
-        from the chaining value and held bytes on the first), its tail kept for an engine to
-        take over from; counted as software's op and each engine's decline (``~size``). With
-        ``into`` (room for OpenSSL's rule: the data and a block less one) the output goes
-        there and its length is returned."""
+        """An update on the kept context, its tail kept for another engine (or software) to
+        take over from. The kept context is OpenSSL's for an op the policy keeps from every
+        engine (made from the chaining value and held bytes on the first), counted as
+        software's op and each engine's decline (``~size``); or the engine route's session
+        (``_sw_route``), counted as that engine's op of ``size`` bytes. With ``into`` (room
+        for OpenSSL's rule: the data and a block less one) the output goes there and its
+        length is returned."""
         sw = self._sw
         if sw is None:
             sw = self._enter_held()
+        route = self._sw_route
         n = len(data)
-        if into is not None and len(into) >= n + self._block - 1:
-            k = sw.update_into(data, into)
-            out: Any = bytes(into[max(0, k - 16) : k]) if k and self._mode == "cbc" else b""
-            result: Any = k
-        else:
-            out = result = sw.update(data)
+        try:
+            if into is not None and len(into) >= n + self._block - 1:
+                k = sw.update_into(data, into)
+                out: Any = bytes(into[max(0, k - 16) : k]) if k and self._mode == "cbc" else b""
+                result: Any = k
+            else:
+                out = result = sw.update(data)
+        except Exception as exc:
+            if route is None:
+                raise
+            return self._session_failed(route, exc, data, None, into)
         self._sw_total += n
         if n >= _TAIL:
             self._sw_in = data if data.__class__ is bytes else bytes(data[-_TAIL:])
@@ -459,25 +523,50 @@ class _ChainedContext(ChainedCore):
         if out:
             self._sw_out = out if len(out) >= 16 else (bytes(self._sw_out) + out)[-16:]
         if size:
-            self._lane.count(~size)  # folds when due: a long stream's record stays short
+            if route is None:
+                self._lane.count(~size)  # folds when due: a long stream's record stays short
+            else:
+                pending = self._lane.engine_pending
+                pending.append(size)
+                if len(pending) > FOLD_AT or self._lane.watch_misses:
+                    self._lane.engine_after(route)
         return result
 
-    def _enter_held(self) -> Any:
-        """A kept OpenSSL context at this context's chaining value, fed the held bytes."""
+    def _enter_held(self, route: Any = None) -> Any:
+        """A kept context at this context's chaining value, fed the held bytes: OpenSSL's, or
+        with ``route`` the session its engine keeps for this stream (``session`` of a CipherOp
+        with the algorithm, kind, key and chaining value, data None: an object with
+        ``update`` and ``update_into`` as `cryptography`'s contexts have), None when the
+        engine keeps none (or fails making it: the ordinary path's ops count that)."""
         mode = self._mode
         chain = self._chain
-        if mode == "ecb":
-            sw_mode: Any = modes.ECB()
-        elif mode == "cbc":
-            sw_mode = modes.CBC(chain)
-        else:
-            sw_mode = modes.CTR(chain)
-        cipher = _Cipher(self._algorithm, sw_mode)
-        sw = cipher.encryptor() if self._encrypt else cipher.decryptor()
         held = self._held
-        if held:
-            sw.update(held)  # ECB/CBC: held inside; CTR: that output went out already
+        if route is not None:
+            try:
+                sw = route.engine.session(
+                    CipherOp(self._alg, self._kind, self._key, chain, None, None)
+                )
+                if sw is not None and held:
+                    sw.update(held)  # as below
+            except Exception as exc:
+                log.debug("engine %s keeps no session for %s: %s", route.name, self._alg, exc)
+                sw = None
+            if sw is None:
+                self._unkept = route
+                return None
+        else:
+            if mode == "ecb":
+                sw_mode: Any = modes.ECB()
+            elif mode == "cbc":
+                sw_mode = modes.CBC(chain)
+            else:
+                sw_mode = modes.CTR(chain)
+            cipher = _Cipher(self._algorithm, sw_mode)
+            sw = cipher.encryptor() if self._encrypt else cipher.decryptor()
+            if held:
+                sw.update(held)  # ECB/CBC: held inside; CTR: that output went out already
         self._sw = sw
+        self._sw_route = route
         self._sw_base = chain
         self._sw_total = len(held)
         # The input tail starts with what came before: CBC decryption's chaining value is the
@@ -501,6 +590,7 @@ class _ChainedContext(ChainedCore):
         elif mode == "ctr":
             self._chain = ivs.ctr_after(self._sw_base, total // 16)
         self._sw = None
+        self._sw_route = None
 
     def _update_whole(self, data: Any, into: memoryview | None) -> Any:
         """XTS and CFB8: every update is complete in itself (nothing held back)."""
@@ -512,9 +602,7 @@ class _ChainedContext(ChainedCore):
                 "In XTS mode you must supply at least a full block in each update call. "
                 "For AES this is 16 bytes."
             )
-        out = self._lane.run(
-            CipherOp(self._alg, self._kind, self._key, self._chain, data, into), True
-        )
+        out = self._run_op(CipherOp(self._alg, self._kind, self._key, self._chain, data, into))
         if self._mode == "cfb8":  # the next IV: the last block of ciphertext so far
             ciphertext = (into[:n] if into is not None else out) if self._encrypt else data
             block = self._block
@@ -555,6 +643,7 @@ class _ChainedContext(ChainedCore):
         self._held = b""
         self._spent = False
         self._sw = None
+        self._sw_route = None
 
     def finalize(self) -> bytes:
         if self._done:
@@ -562,6 +651,7 @@ class _ChainedContext(ChainedCore):
         self._done = True
         left = self._sw_total % self._block if self._sw is not None else len(self._held)
         self._sw = None
+        self._sw_route = None
         if self._mode in ("ecb", "cbc") and left:
             raise ValueError(
                 f"{self._mode.upper()} data must come to a multiple of {self._block} bytes "

@@ -41,9 +41,13 @@ static PyObject *str_tag, *str_authenticate_additional_data, *str_finalize_with_
     *str_slow_aad, *str_slow_finalize_with_tag, *str_validate_for_algorithm, *str_slow_context;
 static PyObject *str_direct, *str_key, *str_provider, *str_backend, *str_finalize, *str_verify,
     *str_copy, *str_slow_init, *str_slow_finalize, *str_slow_verify, *str_slow_copy;
+static PyObject *str_open_session, *str_engine_failed, *str_engine_after, *str_append,
+    *str_session_failed, *str_fork, *str_finish;
 
 /* Sizes a record holds before it is folded (counters.FOLD_AT; a test checks they agree). */
 #define FOLD_AT 4096
+/* The longest data or associated data an AEAD op takes (validate.AEAD_MAX). */
+#define AEAD_MAX (((Py_ssize_t)1 << 31) - 1)
 
 /* -- SizeLog: the counters' record of operation sizes ------------------------------------ */
 
@@ -321,6 +325,14 @@ typedef struct {
      * reads them per op (a new int per read would cost it). NULL: not set yet. */
     PyObject *hold_below_set;
     PyObject *hold_above_set;
+    /* The engine route (Lane.set_engine_route): the first route, when its engine keeps
+     * sessions and no per-op Python is needed (else None); the sizes it admits; its counter
+     * cell's record; the provider's FallbackWatch.misses (an answer ends a miss run). */
+    PyObject *engine_route;
+    Py_ssize_t engine_floor;
+    Py_ssize_t engine_ceiling;
+    PyObject *engine_pending;
+    PyObject *watch_misses;
 } LaneCore;
 
 static int
@@ -331,6 +343,9 @@ lane_traverse(LaneCore *self, visitproc visit, void *arg)
     Py_VISIT(self->direct_q);
     Py_VISIT(self->tally);
     Py_VISIT(self->tally_q);
+    Py_VISIT(self->engine_route);
+    Py_VISIT(self->engine_pending);
+    Py_VISIT(self->watch_misses);
     return 0;
 }
 
@@ -344,6 +359,9 @@ lane_clear(LaneCore *self)
     Py_CLEAR(self->tally_q);
     Py_CLEAR(self->hold_below_set);
     Py_CLEAR(self->hold_above_set);
+    Py_CLEAR(self->engine_route);
+    Py_CLEAR(self->engine_pending);
+    Py_CLEAR(self->watch_misses);
     return 0;
 }
 
@@ -367,6 +385,9 @@ lane_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         /* and no size is held back from the engines */
         self->hold_below = -1;
         self->hold_above = PY_SSIZE_T_MAX;
+        /* and no engine route */
+        self->engine_floor = PY_SSIZE_T_MAX;
+        self->engine_ceiling = -1;
     }
     return (PyObject *)self;
 }
@@ -410,6 +431,8 @@ set_size(Py_ssize_t *field, PyObject *value, const char *name)
 SIZE_GETSET(direct_below)
 SIZE_GETSET(direct_above)
 SIZE_GETSET(direct_room)
+SIZE_GETSET(engine_floor)
+SIZE_GETSET(engine_ceiling)
 /* A size field that gives back the int it was set to (the C field: that int, clamped). */
 #define HELD_SIZE_GETSET(NAME)                                                         \
     static PyObject *lane_get_##NAME(LaneCore *self, void *closure)                    \
@@ -441,6 +464,10 @@ static PyGetSetDef lane_getset[] = {
      "Sizes below this are held back from every engine.", NULL},
     {"hold_above", (getter)lane_get_hold_above, (setter)lane_set_hold_above,
      "Sizes above this are held back from every engine.", NULL},
+    {"engine_floor", (getter)lane_get_engine_floor, (setter)lane_set_engine_floor,
+     "The engine route takes sizes from this up.", NULL},
+    {"engine_ceiling", (getter)lane_get_engine_ceiling, (setter)lane_set_engine_ceiling,
+     "The engine route takes sizes up to this.", NULL},
     {NULL},
 };
 
@@ -452,6 +479,12 @@ static PyMemberDef lane_members[] = {
      "Records one software op's size (~size: held back from every engine)."},
     {"tally_q", T_OBJECT_EX, offsetof(LaneCore, tally_q), 0,
      "The record tally appends to, when tally is its bound append."},
+    {"engine_route", T_OBJECT_EX, offsetof(LaneCore, engine_route), 0,
+     "The route whose engine's sessions take ops directly, or None."},
+    {"engine_pending", T_OBJECT_EX, offsetof(LaneCore, engine_pending), 0,
+     "The engine route's counter record."},
+    {"watch_misses", T_OBJECT_EX, offsetof(LaneCore, watch_misses), 0,
+     "The provider's FallbackWatch.misses."},
     {NULL},
 };
 
@@ -488,6 +521,16 @@ typedef struct {
     /* Set with _sw: its bound encrypt, decrypt, encrypt_into and decrypt_into (no lookup per
      * op), each NULL where sw has none (then looked up per op, which raises as Python would). */
     PyObject *calls[CALLS];
+    /* The engine route's session for this key (an engine's ``session(op)``, or None: none
+     * kept), the route it was made for, and its bound encrypt and decrypt. */
+    PyObject *session;
+    PyObject *session_route;
+    PyObject *session_calls[2];
+    /* The nonce lengths the mode takes (none while nonce_max < 1: no engine route), and
+     * whether CCM's rule applies (a nonce of L bytes leaves 15 - L to count the payload). */
+    Py_ssize_t nonce_min;
+    Py_ssize_t nonce_max;
+    Py_ssize_t ccm_rule;
 } AeadCore;
 
 static PyObject **const call_names[CALLS] = {&str_encrypt, &str_decrypt, &str_encrypt_into,
@@ -502,6 +545,10 @@ aead_traverse(AeadCore *self, visitproc visit, void *arg)
     Py_VISIT(self->tag_length);
     for (int i = 0; i < CALLS; i++)
         Py_VISIT(self->calls[i]);
+    Py_VISIT(self->session);
+    Py_VISIT(self->session_route);
+    Py_VISIT(self->session_calls[0]);
+    Py_VISIT(self->session_calls[1]);
     return 0;
 }
 
@@ -514,6 +561,10 @@ aead_clear(AeadCore *self)
     Py_CLEAR(self->tag_length);
     for (int i = 0; i < CALLS; i++)
         Py_CLEAR(self->calls[i]);
+    Py_CLEAR(self->session);
+    Py_CLEAR(self->session_route);
+    Py_CLEAR(self->session_calls[0]);
+    Py_CLEAR(self->session_calls[1]);
     self->lane_is_core = 0;
     return 0;
 }
@@ -815,6 +866,151 @@ direct(AeadCore *self, LaneCore *core, int call, PyObject *const *args, Py_ssize
     return out;
 }
 
+/* -- the engine route ---------------------------------------------------------------- */
+
+/* self._open_session(route): the session route's engine keeps for this key (None: none), kept
+ * with its bound encrypt and decrypt. 0, or -1 with an error set. */
+static int
+open_session(AeadCore *self, PyObject *route)
+{
+    PyObject *session = PyObject_CallMethodOneArg((PyObject *)self, str_open_session, route);
+    if (session == NULL)
+        return -1;
+    PyObject *calls[2] = {NULL, NULL};
+    if (session != Py_None) {
+        PyObject *const names[2] = {str_encrypt, str_decrypt};
+        for (int i = 0; i < 2; i++) {
+            /* One without the method: that kind of op takes the ordinary path. */
+            calls[i] = PyObject_GetAttr(session, names[i]);
+            if (calls[i] == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                    Py_XDECREF(calls[0]);
+                    Py_DECREF(session);
+                    return -1;
+                }
+                PyErr_Clear();
+            }
+        }
+    }
+    Py_INCREF(route);
+    Py_XSETREF(self->session_route, route);
+    Py_XSETREF(self->session, session);
+    Py_XSETREF(self->session_calls[0], calls[0]);
+    Py_XSETREF(self->session_calls[1], calls[1]);
+    return 0;
+}
+
+/* Count the engine route's answer of n bytes in the route's record; the lane's Python
+ * (engine_after) only when the record is due to fold or the watch has a miss run to end. */
+static int
+count_engine(LaneCore *core, PyObject *route, PyObject *pending, Py_ssize_t n)
+{
+    Py_ssize_t queued;
+    if (Py_IS_TYPE(pending, &SizeLogType)) {
+        if (sizelog_push((SizeLog *)pending, n) < 0)
+            return -1;
+        queued = ((SizeLog *)pending)->len;
+    }
+    else {
+        PyObject *size = PyLong_FromSsize_t(n);
+        if (size == NULL)
+            return -1;
+        PyObject *done = PyObject_CallMethodOneArg(pending, str_append, size);
+        Py_DECREF(size);
+        if (done == NULL)
+            return -1;
+        Py_DECREF(done);
+        if ((queued = PyObject_Size(pending)) < 0)
+            return -1;
+    }
+    PyObject *misses = core->watch_misses;
+    if (queued > FOLD_AT
+        || (misses != NULL && (!PyDict_CheckExact(misses) || PyDict_GET_SIZE(misses) > 0))) {
+        PyObject *done = PyObject_CallMethodOneArg((PyObject *)core, str_engine_after, route);
+        if (done == NULL)
+            return -1;
+        Py_DECREF(done);
+    }
+    return 0;
+}
+
+/* One AEAD op (args: nonce, data, associated data; n: the payload's bytes) through the engine
+ * route: the lane's first engine, by the session it keeps for this key, when the op is one
+ * validate_op would pass as it stands (the key and tag length were checked when the object
+ * was made; the nonce, data and associated data are checked here as AESGCM._plain checks
+ * them) and the policy offers that engine its size. Its answer is counted as Lane.settle
+ * counts one; an exception it raises goes to self._engine_failed, which settles it by the
+ * lane's own rules and goes on to the next engine or software. Returns the result; NULL with
+ * an error to raise; NULL without one when the ordinary path must run. */
+static PyObject *
+engine_route(AeadCore *self, int call, PyObject *const *args, Py_ssize_t n)
+{
+    if (!self->lane_is_core || self->nonce_max < 1)
+        return NULL;
+    LaneCore *core = (LaneCore *)self->lane;
+    PyObject *route = core->engine_route;
+    if (route == NULL || route == Py_None || n < core->engine_floor || n > core->engine_ceiling)
+        return NULL;
+    PyObject *nonce = args[0], *data = args[1], *aad = args[2];
+    if (!PyBytes_CheckExact(nonce) || PyBytes_GET_SIZE(data) > AEAD_MAX
+        || (aad != Py_None && !(PyBytes_CheckExact(aad) && PyBytes_GET_SIZE(aad) <= AEAD_MAX)))
+        return NULL;
+    Py_ssize_t nonce_len = PyBytes_GET_SIZE(nonce);
+    if (nonce_len < self->nonce_min || nonce_len > self->nonce_max)
+        return NULL;
+    if (self->ccm_rule && nonce_len > 7 && n >= ((Py_ssize_t)1 << (8 * (15 - nonce_len))))
+        return NULL;
+    int failed = 0;
+    PyObject *provider = in_force(self->provider, &failed);
+    if (failed)
+        return NULL;
+    if (provider == NULL || provider != core->provider)
+        return NULL;
+    if (self->session_route != route && open_session(self, route) < 0)
+        return NULL;
+    PyObject *fn = self->session_calls[call];
+    PyObject *pending = core->engine_pending;
+    if (fn == NULL || pending == NULL || core->engine_route != route)
+        return NULL;
+    /* The call may run any Python (an engine's own): what it could rebind is held. */
+    Py_INCREF(core);
+    Py_INCREF(route);
+    Py_INCREF(pending);
+    PyObject *out;
+    if (PyCFunction_Check(fn))
+        out = call_leaf(fn, args, 3);
+    else {
+        Py_INCREF(fn);
+        out = PyObject_Vectorcall(fn, args, 3, NULL);
+        Py_DECREF(fn);
+    }
+    if (out != NULL) {
+        if (count_engine(core, route, pending, n) < 0)
+            Py_CLEAR(out);
+    }
+    else if (PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb != NULL)
+            PyException_SetTraceback(value, tb);
+        PyObject *stack[9] = {NULL, (PyObject *)self, (PyObject *)core, route,
+                              call == ENCRYPT ? str_encrypt : str_decrypt, value,
+                              nonce, data, aad};
+        out = PyObject_VectorcallMethod(str_engine_failed, stack + 1,
+                                        8 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        if (out == NULL && !PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "_engine_failed returned no result");
+    }
+    Py_DECREF(pending);
+    Py_DECREF(route);
+    Py_DECREF(core);
+    return out;
+}
+
 static PyObject *
 aead_encrypt(AeadCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -824,11 +1020,10 @@ aead_encrypt(AeadCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
         LaneCore *core = direct_lane(self, n, &failed);
         if (failed)
             return NULL;
-        if (core != NULL) {
-            PyObject *out = direct(self, core, ENCRYPT, args, 3, n, 0, NULL);
-            if (out != NULL || PyErr_Occurred())
-                return out;
-        }
+        PyObject *out = core != NULL ? direct(self, core, ENCRYPT, args, 3, n, 0, NULL)
+                                     : engine_route(self, ENCRYPT, args, n);
+        if (out != NULL || PyErr_Occurred())
+            return out;
     }
     return slow(self, str_slow_encrypt, args, nargs, kwnames);
 }
@@ -843,11 +1038,11 @@ aead_decrypt(AeadCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
         LaneCore *core = tag >= 0 && n >= 0 ? direct_lane(self, n, &failed) : NULL;
         if (failed)
             return NULL;
-        if (core != NULL) {
-            PyObject *out = direct(self, core, DECRYPT, args, 3, n, 1, NULL);
-            if (out != NULL || PyErr_Occurred())
-                return out;
-        }
+        PyObject *out = core != NULL ? direct(self, core, DECRYPT, args, 3, n, 1, NULL)
+                        : tag >= 0 && n >= 0 ? engine_route(self, DECRYPT, args, n)
+                                             : NULL;
+        if (out != NULL || PyErr_Occurred())
+            return out;
     }
     return slow(self, str_slow_decrypt, args, nargs, kwnames);
 }
@@ -911,6 +1106,11 @@ static PyMethodDef aead_methods[] = {
 static PyMemberDef aead_members[] = {
     {"_provider", T_OBJECT_EX, offsetof(AeadCore, provider), 0, NULL},
     {"_tag_length", T_OBJECT_EX, offsetof(AeadCore, tag_length), 0, NULL},
+    {"_session", T_OBJECT, offsetof(AeadCore, session), READONLY,
+     "The engine route's session for this key (None: none kept)."},
+    {"_nonce_min", T_PYSSIZET, offsetof(AeadCore, nonce_min), 0, NULL},
+    {"_nonce_max", T_PYSSIZET, offsetof(AeadCore, nonce_max), 0, NULL},
+    {"_ccm_rule", T_PYSSIZET, offsetof(AeadCore, ccm_rule), 0, NULL},
     {NULL},
 };
 
@@ -965,6 +1165,9 @@ typedef struct {
     char lane_is_core;
     /* Set with _sw: its bound update and update_into when builtin (no lookup per op). */
     PyObject *calls[CHAIN_CALLS];
+    /* _sw_route: None (or unset) while _sw is software's kept context; the lane's route when
+     * it is that route's engine's session (the engine route: its ops are the engine's). */
+    PyObject *sw_route;
 } ChainedCore;
 
 static PyObject **const chain_call_names[CHAIN_CALLS] = {&str_update, &str_update_into};
@@ -980,6 +1183,7 @@ chained_traverse(ChainedCore *self, visitproc visit, void *arg)
     Py_VISIT(self->cbc_encrypt);
     for (int i = 0; i < CHAIN_CALLS; i++)
         Py_VISIT(self->calls[i]);
+    Py_VISIT(self->sw_route);
     return 0;
 }
 
@@ -994,6 +1198,7 @@ chained_clear(ChainedCore *self)
     Py_CLEAR(self->cbc_encrypt);
     for (int i = 0; i < CHAIN_CALLS; i++)
         Py_CLEAR(self->calls[i]);
+    Py_CLEAR(self->sw_route);
     self->lane_is_core = 0;
     self->out_inline = 0;
     return 0;
@@ -1143,6 +1348,8 @@ static PyMemberDef chained_members[] = {
     {"_sw_in", T_OBJECT_EX, offsetof(ChainedCore, sw_in), 0, NULL},
     {"_whole_blocks", T_OBJECT_EX, offsetof(ChainedCore, whole_blocks), 0, NULL},
     {"_cbc_encrypt", T_OBJECT_EX, offsetof(ChainedCore, cbc_encrypt), 0, NULL},
+    {"_sw_route", T_OBJECT, offsetof(ChainedCore, sw_route), 0,
+     "The route whose engine's session _sw is; None: _sw is software's."},
     {NULL},
 };
 
@@ -1156,10 +1363,13 @@ truth(PyObject *value)
     return PyObject_IsTrue(value);
 }
 
-/* The lane when the held-back path takes an op of n more bytes (*size: the op an engine would
- * get), else NULL with no error, or NULL with an error set (*failed = 1). Borrowed. */
+/* The lane when the kept context takes an op of n more bytes (*size: the op an engine would
+ * get), else NULL with no error, or NULL with an error set (*failed = 1). Borrowed. The kept
+ * context is software's (*route NULL) for an op the policy holds back from every engine, or
+ * the engine route's session (*route: that route) for an op of a size the lane's engine route
+ * takes (not 0: an op with no whole block goes the slow way). */
 static inline LaneCore *
-held_lane(ChainedCore *self, Py_ssize_t n, Py_ssize_t *size, int *failed)
+held_lane(ChainedCore *self, Py_ssize_t n, Py_ssize_t *size, int *failed, PyObject **route)
 {
     if (self->sw == NULL || self->sw == Py_None || !self->lane_is_core || !self->has_block
         || !self->has_sw_total || self->block <= 0 || self->whole_blocks == NULL
@@ -1184,10 +1394,39 @@ held_lane(ChainedCore *self, Py_ssize_t n, Py_ssize_t *size, int *failed)
     if (whole)
         s -= mask >= 0 ? s & mask : s % block;
     LaneCore *core = (LaneCore *)self->lane;
-    if (!(s < core->hold_below || s > core->hold_above))
-        return NULL;
+    PyObject *kept_for = self->sw_route;
+    if (kept_for == NULL || kept_for == Py_None) {
+        if (!(s < core->hold_below || s > core->hold_above))
+            return NULL;
+        *route = NULL;
+    }
+    else {
+        if (kept_for != core->engine_route || s < core->engine_floor || s > core->engine_ceiling
+            || s == 0 || core->engine_pending == NULL)
+            return NULL;
+        *route = kept_for;
+    }
     *size = s;
     return core;
+}
+
+/* self._session_failed(route, exc, data, buf): the engine route's session raised the error
+ * set (an Exception) on this update; Python settles it by the lane's rules and redoes the
+ * update the ordinary way (buf: update_into's buffer, None for update). */
+static PyObject *
+session_failed(ChainedCore *self, PyObject *route, PyObject *data, PyObject *buf)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL)
+        PyException_SetTraceback(value, tb);
+    PyObject *stack[5] = {(PyObject *)self, route, value, data, buf};
+    PyObject *out = PyObject_VectorcallMethod(str_session_failed, stack, 5, NULL);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return out;
 }
 
 /* What the stream keeps of its input after `data` (n bytes): data itself when it is a tail's
@@ -1269,9 +1508,11 @@ lane_tally(LaneCore *core, Py_ssize_t value)
 
 /* After the op: the bytes count, the input tail, and ~size recorded (size 0: nothing).
  * `out_tail` (stolen, may be NULL) is the new _sw_out. 0, or -1 with an error set. */
+/* route: the engine route whose session ran the op (size counted in pending, its record),
+ * NULL for software's kept context. */
 static HOT_INLINE int
 note_held(ChainedCore *self, LaneCore *core, PyObject *data, Py_ssize_t n, Py_ssize_t size,
-          PyObject *out_tail)
+          PyObject *out_tail, PyObject *route, PyObject *pending)
 {
     self->sw_total += n;
     PyObject *tail = input_tail(self, data, n);
@@ -1286,6 +1527,8 @@ note_held(ChainedCore *self, LaneCore *core, PyObject *data, Py_ssize_t n, Py_ss
     }
     if (!size)
         return 0;
+    if (route != NULL)
+        return count_engine(core, route, pending, size);
     return lane_tally(core, ~size);
 }
 
@@ -1332,21 +1575,27 @@ static PyObject *
 chained_update(ChainedCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     if (nargs == 1 && kwnames == NULL && PyBytes_CheckExact(args[0])) {
-        PyObject *data = args[0];
+        PyObject *data = args[0], *route = NULL;
         Py_ssize_t n = PyBytes_GET_SIZE(data), size = 0;
         int failed = 0;
-        LaneCore *core = n ? held_lane(self, n, &size, &failed) : NULL;
+        LaneCore *core = n ? held_lane(self, n, &size, &failed, &route) : NULL;
         if (failed)
             return NULL;
         if (core != NULL) {
             PyObject *sw = Py_NewRef(self->sw);
             Py_INCREF(core);
+            Py_XINCREF(route);
+            PyObject *pending = route != NULL ? Py_NewRef(core->engine_pending) : NULL;
             PyObject *out = call_on(sw, self->calls[UPDATE], str_update, args, 1);
             if (out != NULL) {
                 PyObject *tail = update_out_tail(self, out, &failed);
-                if (failed || note_held(self, core, data, n, size, tail) < 0)
+                if (failed || note_held(self, core, data, n, size, tail, route, pending) < 0)
                     Py_CLEAR(out);
             }
+            else if (route != NULL && PyErr_ExceptionMatches(PyExc_Exception))
+                out = session_failed(self, route, data, Py_None);
+            Py_XDECREF(pending);
+            Py_XDECREF(route);
             Py_DECREF(core);
             Py_DECREF(sw);
             return out;
@@ -1361,17 +1610,27 @@ chained_update_into(ChainedCore *self, PyObject *const *args, Py_ssize_t nargs,
 {
     if (nargs == 2 && kwnames == NULL && PyBytes_CheckExact(args[0])
         && PyByteArray_CheckExact(args[1])) {
-        PyObject *data = args[0], *buf = args[1];
+        PyObject *data = args[0], *buf = args[1], *route = NULL;
         Py_ssize_t n = PyBytes_GET_SIZE(data), size = 0;
         int failed = 0;
-        LaneCore *core = held_lane(self, n, &size, &failed);
+        LaneCore *core = held_lane(self, n, &size, &failed, &route);
         if (failed)
             return NULL;
         if (core != NULL && n <= PY_SSIZE_T_MAX - self->block
             && PyByteArray_GET_SIZE(buf) >= n + self->block - 1) {
             PyObject *sw = Py_NewRef(self->sw);
             Py_INCREF(core);
+            Py_XINCREF(route);
+            PyObject *pending = route != NULL ? Py_NewRef(core->engine_pending) : NULL;
             PyObject *k = call_on(sw, self->calls[UPDATE_INTO], str_update_into, args, 2);
+            if (k == NULL && route != NULL && PyErr_ExceptionMatches(PyExc_Exception)) {
+                k = session_failed(self, route, data, buf);
+                Py_XDECREF(pending);
+                Py_DECREF(route);
+                Py_DECREF(core);
+                Py_DECREF(sw);
+                return k;
+            }
             if (k != NULL) {
                 /* OpenSSL's count is an int: its value says whether any came out, no
                  * PyObject_IsTrue first (anything else takes the general test). */
@@ -1405,9 +1664,11 @@ chained_update_into(ChainedCore *self, PyObject *const *args, Py_ssize_t nargs,
                     self->out_inline = 1;
                     Py_CLEAR(self->sw_out);
                 }
-                if (failed || note_held(self, core, data, n, size, NULL) < 0)
+                if (failed || note_held(self, core, data, n, size, NULL, route, pending) < 0)
                     Py_CLEAR(k);
             }
+            Py_XDECREF(pending);
+            Py_XDECREF(route);
             Py_DECREF(core);
             Py_DECREF(sw);
             return k;
@@ -1715,6 +1976,305 @@ static PyTypeObject DirectStreamCoreType = {
     .tp_getset = stream_getset,
 };
 
+/* -- Gathered: a hash or MAC message gathered for the engine route ------------------------ */
+
+/* cryptoffload.directpath.PureGathered is its twin and documents the contract: the software
+ * object of a DigestCore whose lane's engine route keeps a session for the algorithm. It
+ * gathers the message (the first piece kept as it is, no copy) and at its end hands it to the
+ * session (`call`: digest(data), or mac(key, data)) when the route's window takes its size,
+ * counting it as that engine's op; anything else goes to `fallback` (Python). */
+
+/* Bytes gathered before the message goes on in `spill`'s context (_stream.GATHER_LIMIT; a
+ * test checks that both agree). */
+#define GATHER_LIMIT (4 * 1024 * 1024)
+
+enum { G_LANE, G_ROUTE, G_CALL, G_FALLBACK, G_SPILL, G_FIELDS };
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *key;     /* a MAC's key; NULL for a hash */
+    PyObject *data;    /* NULL: nothing yet; bytes: one piece as given; bytearray: more */
+    PyObject *how;     /* (lane, route, call, fallback, spill) */
+    PyObject *spilled; /* once past GATHER_LIMIT: the context the message goes on in */
+    Py_ssize_t total;
+    char ended;
+} Gathered;
+
+static PyTypeObject GatheredType;
+
+static int
+gathered_traverse(Gathered *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->key);
+    Py_VISIT(self->data);
+    Py_VISIT(self->how);
+    Py_VISIT(self->spilled);
+    return 0;
+}
+
+static int
+gathered_clear(Gathered *self)
+{
+    Py_CLEAR(self->key);
+    Py_CLEAR(self->data);
+    Py_CLEAR(self->how);
+    Py_CLEAR(self->spilled);
+    return 0;
+}
+
+static void
+gathered_dealloc(Gathered *self)
+{
+    PyObject_GC_UnTrack(self);
+    gathered_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+gathered_how_ok(PyObject *how)
+{
+    return PyTuple_CheckExact(how) && PyTuple_GET_SIZE(how) == G_FIELDS
+           && PyObject_TypeCheck(PyTuple_GET_ITEM(how, G_LANE), &LaneCoreType);
+}
+
+/* Gathered(data, how) for a hash, Gathered(key, data, how) for a MAC. */
+static PyObject *
+gathered_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if ((nargs != 2 && nargs != 3) || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "Gathered([key,] data, how)");
+        return NULL;
+    }
+    PyObject *data = args[nargs - 2], *how = args[nargs - 1];
+    if (!PyBytes_CheckExact(data) || !gathered_how_ok(how)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "Gathered takes bytes and (lane, route, call, fallback, spill)");
+        return NULL;
+    }
+    Gathered *self = PyObject_GC_New(Gathered, &GatheredType);
+    if (self == NULL)
+        return NULL;
+    self->key = nargs == 3 ? Py_NewRef(args[0]) : NULL;
+    self->data = PyBytes_GET_SIZE(data) ? Py_NewRef(data) : NULL;
+    self->how = Py_NewRef(how);
+    self->spilled = NULL;
+    self->total = PyBytes_GET_SIZE(data);
+    self->ended = 0;
+    PyObject_GC_Track(self);
+    if (self->total > GATHER_LIMIT) { /* one piece past the limit: straight to the spill */
+        PyObject *piece = self->data;
+        self->data = NULL;
+        self->total = 0;
+        PyObject *spill = PyTuple_GET_ITEM(how, G_SPILL);
+        PyObject *key = self->key != NULL ? self->key : Py_None;
+        self->spilled = PyObject_CallOneArg(spill, key);
+        PyObject *done = self->spilled != NULL
+                             ? PyObject_CallMethodOneArg(self->spilled, str_update, piece)
+                             : NULL;
+        Py_DECREF(piece);
+        if (done == NULL) {
+            Py_DECREF(self);
+            return NULL;
+        }
+        Py_DECREF(done);
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *
+gathered_update(Gathered *self, PyObject *data)
+{
+    if (self->ended) {
+        PyErr_SetString(PyExc_RuntimeError, "the message has ended");
+        return NULL;
+    }
+    if (self->spilled != NULL)
+        return PyObject_CallMethodOneArg(self->spilled, str_update, data);
+    if (!PyBytes_CheckExact(data)) {
+        PyErr_SetString(PyExc_TypeError, "data must be bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyBytes_GET_SIZE(data);
+    if (n == 0)
+        Py_RETURN_NONE;
+    if (self->total + n > GATHER_LIMIT) { /* long: the message goes on in the spill's context */
+        PyObject *spill = PyTuple_GET_ITEM(self->how, G_SPILL);
+        PyObject *inner = PyObject_CallOneArg(spill, self->key != NULL ? self->key : Py_None);
+        if (inner == NULL)
+            return NULL;
+        if (self->data != NULL) {
+            PyObject *done = PyObject_CallMethodOneArg(inner, str_update, self->data);
+            if (done == NULL) {
+                Py_DECREF(inner);
+                return NULL;
+            }
+            Py_DECREF(done);
+        }
+        PyObject *done = PyObject_CallMethodOneArg(inner, str_update, data);
+        if (done == NULL) {
+            Py_DECREF(inner);
+            return NULL;
+        }
+        Py_DECREF(done);
+        Py_CLEAR(self->data);
+        self->spilled = inner;
+        Py_RETURN_NONE;
+    }
+    if (self->data == NULL)
+        self->data = Py_NewRef(data);
+    else {
+        if (PyBytes_CheckExact(self->data)) {
+            PyObject *grown = PyByteArray_FromObject(self->data);
+            if (grown == NULL)
+                return NULL;
+            Py_SETREF(self->data, grown);
+        }
+        Py_ssize_t had = PyByteArray_GET_SIZE(self->data);
+        if (PyByteArray_Resize(self->data, had + n) < 0)
+            return NULL;
+        memcpy(PyByteArray_AS_STRING(self->data) + had, PyBytes_AS_STRING(data), (size_t)n);
+    }
+    self->total += n;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+gathered_copy(Gathered *self, PyObject *unused)
+{
+    if (self->ended) {
+        PyErr_SetString(PyExc_RuntimeError, "the message has ended");
+        return NULL;
+    }
+    Gathered *twin = PyObject_GC_New(Gathered, &GatheredType);
+    if (twin == NULL)
+        return NULL;
+    twin->key = Py_XNewRef(self->key);
+    twin->how = Py_NewRef(self->how);
+    twin->total = self->total;
+    twin->ended = 0;
+    twin->data = NULL;
+    twin->spilled = NULL;
+    PyObject_GC_Track(twin);
+    if (self->spilled != NULL) {
+        twin->spilled = PyObject_CallMethodNoArgs(self->spilled, str_fork);
+        if (twin->spilled == NULL) {
+            Py_DECREF(twin);
+            return NULL;
+        }
+    }
+    else if (self->data != NULL) {
+        twin->data = PyByteArray_CheckExact(self->data) ? PyByteArray_FromObject(self->data)
+                                                        : Py_NewRef(self->data);
+        if (twin->data == NULL) {
+            Py_DECREF(twin);
+            return NULL;
+        }
+    }
+    return (PyObject *)twin;
+}
+
+/* The message's end: the session's answer, counted as the engine route's op; else what
+ * fallback(key, data, route, exc) gives (route None: the route's window does not take the
+ * size, or the lane's route is not the one the session is for). */
+static PyObject *
+gathered_final(Gathered *self, PyObject *unused)
+{
+    if (self->ended) {
+        PyErr_SetString(PyExc_RuntimeError, "the message has ended");
+        return NULL;
+    }
+    self->ended = 1;
+    if (self->spilled != NULL)
+        return PyObject_CallMethodNoArgs(self->spilled, str_finish);
+    PyObject *data;
+    if (self->data == NULL)
+        data = PyBytes_FromStringAndSize(NULL, 0);
+    else if (PyBytes_CheckExact(self->data))
+        data = Py_NewRef(self->data);
+    else
+        data = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(self->data),
+                                         PyByteArray_GET_SIZE(self->data));
+    if (data == NULL)
+        return NULL;
+    Py_CLEAR(self->data);
+    PyObject *how = Py_NewRef(self->how);
+    LaneCore *core = (LaneCore *)PyTuple_GET_ITEM(how, G_LANE);
+    PyObject *route = PyTuple_GET_ITEM(how, G_ROUTE);
+    PyObject *key = self->key != NULL ? self->key : Py_None;
+    Py_ssize_t n = PyBytes_GET_SIZE(data);
+    PyObject *out = NULL;
+    if (route == core->engine_route && core->engine_pending != NULL
+        && core->engine_floor <= n && n <= core->engine_ceiling) {
+        PyObject *pending = Py_NewRef(core->engine_pending);
+        PyObject *args[2] = {key, data};
+        out = self->key != NULL ? PyObject_Vectorcall(PyTuple_GET_ITEM(how, G_CALL), args, 2,
+                                                      NULL)
+                                : PyObject_Vectorcall(PyTuple_GET_ITEM(how, G_CALL), args + 1,
+                                                      1, NULL);
+        if (out != NULL) {
+            if (count_engine(core, route, pending, n) < 0)
+                Py_CLEAR(out);
+        }
+        else if (PyErr_ExceptionMatches(PyExc_Exception)) {
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_NormalizeException(&type, &value, &tb);
+            if (tb != NULL)
+                PyException_SetTraceback(value, tb);
+            PyObject *fargs[4] = {key, data, route, value};
+            out = PyObject_Vectorcall(PyTuple_GET_ITEM(how, G_FALLBACK), fargs, 4, NULL);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        }
+        Py_DECREF(pending);
+    }
+    else {
+        PyObject *fargs[4] = {key, data, Py_None, Py_None};
+        out = PyObject_Vectorcall(PyTuple_GET_ITEM(how, G_FALLBACK), fargs, 4, NULL);
+    }
+    Py_DECREF(how);
+    Py_DECREF(data);
+    return out;
+}
+
+static PyObject *
+gathered_get_total(Gathered *self, void *closure)
+{
+    return PyLong_FromSsize_t(self->total);
+}
+
+static PyGetSetDef gathered_getset[] = {
+    {"total", (getter)gathered_get_total, NULL, "Bytes gathered so far.", NULL},
+    {NULL},
+};
+
+static PyMethodDef gathered_methods[] = {
+    {"update", (PyCFunction)gathered_update, METH_O, PyDoc_STR("update(data): gather data")},
+    {"copy", (PyCFunction)gathered_copy, METH_NOARGS,
+     PyDoc_STR("copy() -> an independent message with the same data so far")},
+    {"digest", (PyCFunction)gathered_final, METH_NOARGS,
+     PyDoc_STR("digest() -> the digest or tag: the message's end")},
+    {"finalize", (PyCFunction)gathered_final, METH_NOARGS,
+     PyDoc_STR("finalize() -> the digest or tag: the message's end")},
+    {NULL},
+};
+
+static PyTypeObject GatheredType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload.core._directpath.Gathered",
+    .tp_doc = PyDoc_STR("A hash or MAC message gathered for the engine route (compiled)."),
+    .tp_basicsize = sizeof(Gathered),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall = gathered_vectorcall,
+    .tp_dealloc = (destructor)gathered_dealloc,
+    .tp_traverse = (traverseproc)gathered_traverse,
+    .tp_clear = (inquiry)gathered_clear,
+    .tp_methods = gathered_methods,
+    .tp_getset = gathered_getset,
+};
+
 /* -- DigestCore: a hash or MAC context on a lane no engine claims ---------------------- */
 
 /* cryptoffload.directpath.PureDigestCore is its twin and documents the contract. The subclass
@@ -1941,6 +2501,9 @@ digest_entry(PyObject *lanes, PyObject *algorithm, int *failed)
     if (!PyObject_TypeCheck(lane, &LaneCoreType))
         return NULL;
     LaneCore *core = (LaneCore *)lane;
+    /* The engine route's entry (lane, Gathered, b"", how): its message gathered for it. */
+    if (PyTuple_GET_ITEM(entry, 1) == (PyObject *)&GatheredType)
+        return PyTuple_GET_SIZE(entry) == 4 ? entry : NULL;
     /* Every size software's: no engine on the route and offload not required. */
     if (core->direct_below != -1 || core->direct_above != -1)
         return NULL;
@@ -2167,7 +2730,9 @@ digest_end(DigestCore *self)
     PyObject *out = digest_call(self, D_FINAL, PyTuple_GET_ITEM(self->spec, S_FINAL), NULL, 0);
     if (out != NULL) {
         self->done = 1;
-        if (lane_tally((LaneCore *)lane, self->total) < 0)
+        /* A gathered message was counted where it went (the engine, or the fallback's way). */
+        if (!Py_IS_TYPE(self->ctx, &GatheredType)
+            && lane_tally((LaneCore *)lane, self->total) < 0)
             Py_CLEAR(out);
     }
     Py_DECREF(lane);
@@ -3402,6 +3967,13 @@ PyMODINIT_FUNC
 PyInit__directpath(void)
 {
     INTERN(str_encrypt, "encrypt");
+    INTERN(str_open_session, "_open_session");
+    INTERN(str_engine_failed, "_engine_failed");
+    INTERN(str_engine_after, "engine_after");
+    INTERN(str_append, "append");
+    INTERN(str_session_failed, "_session_failed");
+    INTERN(str_fork, "_fork");
+    INTERN(str_finish, "_finish");
     INTERN(str_fold_due, "fold_due");
     INTERN(str_decrypt, "decrypt");
     INTERN(str_encrypt_into, "encrypt_into");
@@ -3443,7 +4015,8 @@ PyInit__directpath(void)
         || PyType_Ready(&AeadCoreType) < 0 || PyType_Ready(&ChainedCoreType) < 0
         || PyType_Ready(&DirectStreamCoreType) < 0 || PyType_Ready(&DigestCoreType) < 0
         || PyType_Ready(&AeadStreamCoreType) < 0 || PyType_Ready(&CipherCoreType) < 0
-        || PyType_Ready(&CcmCheckType) < 0 || PyType_Ready(&HkdfCoreType) < 0)
+        || PyType_Ready(&CcmCheckType) < 0 || PyType_Ready(&HkdfCoreType) < 0
+        || PyType_Ready(&GatheredType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
@@ -3502,13 +4075,20 @@ PyInit__directpath(void)
         Py_DECREF(module);
         return NULL;
     }
+    Py_INCREF(&GatheredType);
+    if (PyModule_AddObject(module, "Gathered", (PyObject *)&GatheredType) < 0) {
+        Py_DECREF(&GatheredType);
+        Py_DECREF(module);
+        return NULL;
+    }
     if (PyModule_AddIntConstant(module, "TAIL", TAIL) < 0
-        || PyModule_AddIntConstant(module, "FOLD_AT", FOLD_AT) < 0) {
+        || PyModule_AddIntConstant(module, "FOLD_AT", FOLD_AT) < 0
+        || PyModule_AddIntConstant(module, "GATHER_LIMIT", GATHER_LIMIT) < 0) {
         Py_DECREF(module);
         return NULL;
     }
     /* What directpath.py expects (its API): a build left from older sources is not used. */
-    if (PyModule_AddIntConstant(module, "API", 7) < 0) {
+    if (PyModule_AddIntConstant(module, "API", 8) < 0) {
         Py_DECREF(module);
         return NULL;
     }

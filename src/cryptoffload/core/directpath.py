@@ -46,6 +46,8 @@ __all__ = [
     "CURRENT",
     "DEFAULT_BOX",
     "FOLD_AT",
+    "GATHER_LIMIT",
+    "ORDINARY",
     "TAIL",
     "AeadCore",
     "AeadStreamCore",
@@ -54,6 +56,7 @@ __all__ = [
     "CipherCore",
     "DigestCore",
     "DirectStreamCore",
+    "Gathered",
     "HkdfCore",
     "LaneCore",
     "PureAeadCore",
@@ -63,6 +66,7 @@ __all__ = [
     "PureCipherCore",
     "PureDigestCore",
     "PureDirectStreamCore",
+    "PureGathered",
     "PureHkdfCore",
     "PureLaneCore",
     "PureSizeLog",
@@ -83,11 +87,18 @@ _using = CURRENT.get  # bound once: no method lookup per op
 
 #: The compiled module's API this module expects (``_directpath.API``): bumped with each
 #: change of what the two share, so that a build left from older sources is not used.
-API = 7
+API = 8
 
 #: Pending sizes a counters' record holds before it is folded into the totals (the compiled
 #: twin has its own copy, ``_directpath.FOLD_AT``; a test checks that both agree).
 FOLD_AT = 4096
+
+#: The longest data or associated data an AEAD op takes (``validate.AEAD_MAX``; this module
+#: is below validate, and the compiled twin has its own copy).
+_AEAD_MAX = 2**31 - 1
+
+#: What the engine route gives when the ordinary path must run.
+ORDINARY = object()
 
 #: Input bytes a held-back ``Cipher`` stream keeps: a block before a partial block (CBC
 #: decryption's chaining value) and the partial block itself. The compiled twin has its own
@@ -139,22 +150,85 @@ class PureLaneCore:
         "direct_below",
         "direct_q",
         "direct_room",
+        "engine_ceiling",
+        "engine_floor",
+        "engine_pending",
+        "engine_route",
         "hold_above",
         "hold_below",
         "provider",
         "tally",
         "tally_q",
+        "watch_misses",
     )
 
 
 class PureAeadCore:
     """An AEAD primitive's direct path (``AESGCM``, ``AESCCM``): see the module's docstring.
 
-    The subclass sets ``_lane``, ``_provider``, ``_sw`` and ``_tag_length`` and defines
-    ``_encrypt``, ``_decrypt``, ``_encrypt_into`` and ``_decrypt_into``.
+    The subclass sets ``_lane``, ``_provider``, ``_sw``, ``_tag_length`` and the nonce lengths
+    its mode takes (``_nonce_min``, ``_nonce_max``: no engine route while ``_nonce_max`` < 1;
+    ``_ccm_rule``: CCM's limit of the payload by the nonce's length) and defines ``_encrypt``,
+    ``_decrypt``, ``_encrypt_into``, ``_decrypt_into``, ``_open_session`` and
+    ``_engine_failed`` (the engine route: see :meth:`_engine_route`).
     """
 
-    __slots__ = ("_lane", "_provider", "_sw", "_tag_length")
+    __slots__ = (
+        "_ccm_rule",
+        "_lane",
+        "_nonce_max",
+        "_nonce_min",
+        "_provider",
+        "_session",
+        "_session_route",
+        "_sw",
+        "_tag_length",
+    )
+
+    def _engine_route(self, kind: str, nonce: Any, data: bytes, aad: Any, n: int) -> Any:
+        """``encrypt`` or ``decrypt`` (``kind``) of a payload of ``n`` bytes through the engine
+        route, or :data:`ORDINARY` when the ordinary path must run.
+
+        The route is the lane's ``engine_route``: its first engine, when that engine keeps
+        sessions (``session(op)``) and nothing per op needs the lane's Python (``Lane.
+        set_engine_route``). It takes an op the policy offers that engine (``engine_floor <= n
+        <= engine_ceiling``) whose fields ``validate_op`` would pass as they stand: the key and
+        tag length were checked when the object was made; the nonce is bytes of a length the
+        mode takes, the data and associated data bytes (or None) of at most AEAD_MAX bytes.
+        The session kept for this key (made once per route, ``_open_session``) does the op;
+        its answer is counted in the route's record as ``Lane.settle`` counts one
+        (``engine_after`` folds it when due and ends the watch's run of misses); anything it
+        raises goes to ``_engine_failed``, which settles it by the lane's rules and goes on.
+        """
+        lane = self._lane
+        route = getattr(lane, "engine_route", None)
+        if (
+            route is None
+            or self._nonce_max < 1
+            or not lane.engine_floor <= n <= lane.engine_ceiling
+            or nonce.__class__ is not bytes
+            or not self._nonce_min <= (nonce_len := len(nonce)) <= self._nonce_max
+            or len(data) > _AEAD_MAX
+            or (aad is not None and (aad.__class__ is not bytes or len(aad) > _AEAD_MAX))
+            or (self._ccm_rule and nonce_len > 7 and n >= 1 << (8 * (15 - nonce_len)))
+            or (self._provider or _using() or DEFAULT_BOX[0]) is not lane.provider
+        ):
+            return ORDINARY
+        if getattr(self, "_session_route", None) is not route:
+            self._session = self._open_session(route)
+            self._session_route = route
+        call = getattr(self._session, kind, None)
+        pending = lane.engine_pending
+        if call is None or lane.engine_route is not route:
+            return ORDINARY
+        try:
+            out = call(nonce, data, aad)
+        except Exception as exc:
+            return self._engine_failed(lane, route, kind, exc, nonce, data, aad)
+        pending.append(n)
+        if len(pending) > FOLD_AT or lane.watch_misses:
+            lane.engine_after(route)
+        return out
 
     def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
         """Ciphertext followed by the tag."""
@@ -172,6 +246,10 @@ class PureAeadCore:
                 return self._encrypt(nonce, data, associated_data)
             lane.direct(n)
             return out
+        if data.__class__ is bytes:
+            out = self._engine_route("encrypt", nonce, data, associated_data, len(data))
+            if out is not ORDINARY:
+                return out
         return self._encrypt(nonce, data, associated_data)
 
     def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
@@ -194,6 +272,10 @@ class PureAeadCore:
                 return self._decrypt(nonce, data, associated_data)
             lane.direct(n)
             return out
+        if data.__class__ is bytes and (n := len(data) - self._tag_length) >= 0:
+            out = self._engine_route("decrypt", nonce, data, associated_data, n)
+            if out is not ORDINARY:
+                return out
         return self._decrypt(nonce, data, associated_data)
 
     def encrypt_into(
@@ -274,28 +356,43 @@ class PureChainedCore:
         "_sw",
         "_sw_in",
         "_sw_out",
+        "_sw_route",
         "_sw_total",
         "_whole_blocks",
     )
 
     def _held_size(self, n: int) -> int:
-        """The op an engine would get for ``n`` more bytes; -1 unless the policy holds it back
-        (``held_lane`` in the compiled twin)."""
+        """The op an engine would get for ``n`` more bytes; -1 unless the kept context takes
+        it (``held_lane`` in the compiled twin): software's (``_sw_route`` None) when the
+        policy holds it back from every engine, the engine route's session (``_sw_route``: the
+        lane's ``engine_route``) when its size (not 0) is one that route takes."""
         block = self._block
         size = self._sw_total % block + n
         if self._whole_blocks:
             size -= size % block
         lane = self._lane
-        return size if size < lane.hold_below or size > lane.hold_above else -1
+        route = getattr(self, "_sw_route", None)  # unset: software's
+        if route is None:
+            return size if size < lane.hold_below or size > lane.hold_above else -1
+        if route is lane.engine_route and size and lane.engine_floor <= size <= lane.engine_ceiling:
+            return size
+        return -1
 
-    def _note_held(self, data: bytes, size: int) -> None:
-        """After a held-back op: the bytes count, the input tail, ``~size`` tallied (0: none),
-        the lane folding a long record (``note_held`` in the compiled twin)."""
+    def _note_held(self, data: bytes, size: int, route: Any, pending: Any) -> None:
+        """After an op on the kept context: the bytes count, the input tail, and the op
+        (size 0: none) recorded: ``~size`` tallied for software's, ``size`` in ``pending`` (the
+        route's record) for the engine route's session, the lane folding a long record
+        (``note_held`` in the compiled twin)."""
         n = len(data)
         self._sw_total += n
         self._sw_in = data if n >= TAIL else (bytes(self._sw_in) + data)[-TAIL:]
         if size:
             lane = self._lane
+            if route is not None:
+                pending.append(size)
+                if len(pending) > FOLD_AT or lane.watch_misses:
+                    lane.engine_after(route)
+                return
             lane.tally(~size)
             if len(lane.tally_q) > FOLD_AT:  # a long stream: keep the record short
                 lane.fold_due()
@@ -306,10 +403,17 @@ class PureChainedCore:
         if sw is not None and data.__class__ is bytes and data:
             size = self._held_size(len(data))
             if size >= 0:
-                out = sw.update(data)
+                route = getattr(self, "_sw_route", None)  # unset: software's
+                pending = self._lane.engine_pending if route is not None else None
+                try:
+                    out = sw.update(data)
+                except Exception as exc:
+                    if route is None:
+                        raise
+                    return self._session_failed(route, exc, data, None)  # type: ignore[attr-defined]
                 if out and self._cbc_encrypt:
                     self._sw_out = out if len(out) >= 16 else (self._sw_out + out)[-16:]
-                self._note_held(data, size)
+                self._note_held(data, size, route, pending)
                 return out
         return self._update_slow(data)  # type: ignore[attr-defined]
 
@@ -319,10 +423,17 @@ class PureChainedCore:
         if sw is not None and data.__class__ is bytes and buf.__class__ is bytearray:
             size = self._held_size(len(data))
             if size >= 0 and len(buf) >= len(data) + self._block - 1:
-                k = sw.update_into(data, buf)
+                route = getattr(self, "_sw_route", None)  # unset: software's
+                pending = self._lane.engine_pending if route is not None else None
+                try:
+                    k = sw.update_into(data, buf)
+                except Exception as exc:
+                    if route is None:
+                        raise
+                    return self._session_failed(route, exc, data, buf)  # type: ignore[attr-defined]
                 if k and self._cbc_encrypt:
                     self._sw_out = buf[max(0, k - 16) : k]  # a copy: the caller owns buf
-                self._note_held(data, size)
+                self._note_held(data, size, route, pending)
                 return k
         return self._update_into_slow(data, buf)  # type: ignore[attr-defined]
 
@@ -482,6 +593,8 @@ class PureDigestCore:
     def _end(self, spec: tuple) -> Any:
         out = getattr(self._ctx, spec[3])()
         self._done = True
+        if self._made.__class__ is Gathered:  # counted where it went
+            return out
         lane = self._lane
         lane.tally(self._total)
         if len(lane.tally_q) > FOLD_AT:
@@ -544,9 +657,118 @@ def _digest_entry(lanes: dict[Any, Any], algorithm: Any) -> tuple | None:
     if entry.__class__ is not tuple or not 2 <= len(entry) <= 5:
         return None
     lane = entry[0]
-    if not isinstance(lane, PureLaneCore) or lane.direct_below != -1 or lane.direct_above != -1:
+    if not isinstance(lane, PureLaneCore):
+        return None
+    if entry[1] is Gathered:  # the engine route's entry (lane, Gathered, b"", how)
+        return entry if len(entry) == 4 else None
+    if lane.direct_below != -1 or lane.direct_above != -1:
         return None
     return entry
+
+
+#: Bytes a gathered message holds before it goes on in its spill's context (the compiled twin
+#: has its own copy, ``_directpath.GATHER_LIMIT``; ``_stream.GATHER_LIMIT`` is the same).
+GATHER_LIMIT = 4 * 1024 * 1024
+
+_HASH = object()  # a PureGathered's key for a hash: none
+
+
+class PureGathered:
+    """A hash or MAC message gathered for the engine route: the software object of a
+    :class:`PureDigestCore` (its entry ``(lane, Gathered, b"", how)``) whose lane's engine
+    route keeps a session for the algorithm.
+
+    ``Gathered(data, how)`` for a hash, ``Gathered(key, data, how)`` for a MAC; ``how`` is
+    ``(lane, route, call, fallback, spill)``: ``call`` is the session's ``digest(data)`` or
+    ``mac(key, data)``; ``fallback(key, data, route, exc)`` finishes a message the route does
+    not (``key`` None for a hash; ``route`` None when the route's window does not take its size
+    or the lane's engine route is no longer ``route``, else the exception the session raised);
+    ``spill(key)`` gives the context (``update``, ``_finish``, ``_fork``) the message goes on
+    in once it passes :data:`GATHER_LIMIT` bytes. ``update`` gathers (the first piece kept as
+    given), ``copy`` forks, ``digest`` / ``finalize`` end the message: ``call``'s answer,
+    counted as the route's op (in the lane's ``engine_pending``, ``engine_after`` when due),
+    or ``fallback``'s.
+    """
+
+    __slots__ = ("_data", "_ended", "_how", "_key", "_spilled", "total")
+
+    def __init__(self, *args: Any) -> None:
+        if len(args) not in (2, 3) or args[-2].__class__ is not bytes:
+            raise TypeError("Gathered([key,] data, how)")
+        self._key = args[0] if len(args) == 3 else _HASH
+        self._how = args[-1]
+        self._ended = False
+        self._spilled = None
+        self._data: Any = None
+        self.total = 0
+        self.update(args[-2])
+
+    def _spill(self) -> Any:
+        return self._how[4](None if self._key is _HASH else self._key)
+
+    def update(self, data: bytes) -> None:
+        """Gather ``data``."""
+        if self._ended:
+            raise RuntimeError("the message has ended")
+        if self._spilled is not None:
+            self._spilled.update(data)
+            return
+        if data.__class__ is not bytes:
+            raise TypeError("data must be bytes")
+        if not data:
+            return
+        if self.total + len(data) > GATHER_LIMIT:
+            inner = self._spill()
+            if self._data is not None:
+                inner.update(bytes(self._data))
+            inner.update(data)
+            self._data = None
+            self._spilled = inner
+            return
+        if self._data is None:
+            self._data = data
+        else:
+            if self._data.__class__ is bytes:
+                self._data = bytearray(self._data)
+            self._data += data
+        self.total += len(data)
+
+    def copy(self) -> PureGathered:
+        """An independent message with the same data so far."""
+        if self._ended:
+            raise RuntimeError("the message has ended")
+        twin = PureGathered.__new__(PureGathered)
+        twin._key, twin._how, twin._ended, twin.total = self._key, self._how, False, self.total
+        twin._spilled = self._spilled._fork() if self._spilled is not None else None
+        data = self._data
+        twin._data = bytearray(data) if data.__class__ is bytearray else data
+        return twin
+
+    def digest(self) -> bytes:
+        """The digest or tag: the message's end."""
+        if self._ended:
+            raise RuntimeError("the message has ended")
+        self._ended = True
+        if self._spilled is not None:
+            return self._spilled._finish()
+        data = bytes(self._data) if self._data is not None else b""
+        self._data = None
+        lane, route, call, fallback, _ = self._how
+        key = None if self._key is _HASH else self._key
+        n = len(data)
+        if route is not lane.engine_route or not lane.engine_floor <= n <= lane.engine_ceiling:
+            return fallback(key, data, None, None)
+        pending = lane.engine_pending
+        try:
+            out = call(data) if self._key is _HASH else call(key, data)
+        except Exception as exc:
+            return fallback(key, data, route, exc)
+        pending.append(n)
+        if len(pending) > FOLD_AT or lane.watch_misses:
+            lane.engine_after(route)
+        return out
+
+    finalize = digest
 
 
 class PureAeadStreamCore:
@@ -951,6 +1173,7 @@ AeadStreamCore: Any = _module.AeadStreamCore if _module is not None else PureAea
 CipherCore: Any = _module.CipherCore if _module is not None else PureCipherCore
 CcmCheck: Any = _module.CcmCheck if _module is not None else PureCcmCheck
 HkdfCore: Any = _module.HkdfCore if _module is not None else PureHkdfCore
+Gathered: Any = _module.Gathered if _module is not None else PureGathered
 note_using: Any = _module.note_using if _module is not None else pure_note_using
 direct_construction: Any = (
     _module.direct_construction if _module is not None else pure_direct_construction

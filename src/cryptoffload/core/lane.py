@@ -265,6 +265,55 @@ class Lane(LaneCore):
         else:
             self.hold_below = self.direct_below = self.keep_below
             self.hold_above = self.direct_above = self.keep_above
+        self.set_engine_route()
+
+    def set_engine_route(self) -> None:
+        """Work out the engine route: the first route, when its engine keeps sessions (an
+        optional ``session(op)``, see :mod:`cryptoffload.engines.base`) and nothing per op needs
+        this lane's Python: no adaptive routing (its samples and timings), no cross-check (its
+        wrapper). A primitive that has one (the AEADs) then hands an op the policy offers that
+        engine straight to the session it keeps for its key, counts the answer in the route's
+        record, and calls :meth:`engine_after` or :meth:`engine_failed` for the rest; every
+        decision stays this lane's."""
+        route = self.routes[0] if self.routes else None
+        provider = self.provider
+        if (
+            route is None
+            or self.adaptive is not None
+            or getattr(provider, "cross_check", 0)
+            or not callable(getattr(route.engine, "session", None))
+        ):
+            self.engine_route = None
+            self.engine_floor, self.engine_ceiling = _NEVER, -1
+            self.engine_pending = None
+        else:
+            self.engine_route = route
+            self.engine_floor, self.engine_ceiling = route.floor, route.ceiling
+            self.engine_pending = route.pending
+        watch = getattr(provider, "watch", None)
+        self.watch_misses = watch.misses if watch is not None else {}
+
+    def engine_after(self, route: _Route) -> None:
+        """After the engine route counted an answer in ``route``'s record: fold the record if
+        it is due, and end the watch's run of misses for its engine."""
+        if len(route.pending) > FOLD_AT:
+            route.cell.fold()
+        watch = self.provider.watch
+        if watch.misses:
+            watch.hit(route.name)
+
+    def engine_failed(self, route: _Route, op: Op, exc: BaseException) -> Any:
+        """``op``, which ``route``'s engine raised ``exc`` on by the engine route: settled as
+        :meth:`run` settles it (an answer or a device key's refusal raised; a decline or a fault
+        counted), then offered to the engines after it, then software."""
+        declines: dict[str, str] = {}
+        if self.settle(route, op, declines, False, exc):
+            raise exc
+        size = op.size
+        result = self._offer(op, size, declines, False, self.routes[1:])
+        if result is _MISSED:
+            return self.software_answer(op, declines)
+        return result
 
     def _move(self, threshold: int) -> None:
         """Adaptive routing moved the threshold: the engines open to the algorithm (not
@@ -404,12 +453,19 @@ class Lane(LaneCore):
             return self.software_answer(op, declines)
         return result
 
-    def _offer(self, op: Op, size: int, declines: dict[str, str], sample: bool) -> Any:
-        """``op``'s result from the first engine on the route that takes it, or _MISSED (each
-        engine's reason in ``declines``, counted). ``sample``: adaptive routing measures the
-        engines on an op below the threshold; only their hard limits hold (max_size, deny,
-        a cross-check's disable)."""
-        for route in self.routes:
+    def _offer(
+        self,
+        op: Op,
+        size: int,
+        declines: dict[str, str],
+        sample: bool,
+        routes: Sequence[_Route] | None = None,
+    ) -> Any:
+        """``op``'s result from the first engine on the route (or on ``routes``, a part of it)
+        that takes it, or _MISSED (each engine's reason in ``declines``, counted). ``sample``:
+        adaptive routing measures the engines on an op below the threshold; only their hard
+        limits hold (max_size, deny, a cross-check's disable)."""
+        for route in self.routes if routes is None else routes:
             if (route.floor <= size or (sample and not route.disabled and not route.denied)) and (
                 size <= route.ceiling
             ):

@@ -51,6 +51,16 @@ class PassThroughEngine:
             software = self._software
         return software.run(op)
 
+    def session(self, op: Any) -> Any:
+        """The software engine's session for ``op``'s key (see ``SoftwareEngine.session``); none
+        for a subclass that defines its own ``run`` (its ops keep going through it)."""
+        if self._software is None:
+            self.probe()
+        own = vars(self).get("run")  # the probe's binding, or one set on this object
+        if type(self).run is not PassThroughEngine.run or own != self._software.run:
+            return None
+        return self._software.session(op)
+
     def open_stream(self, op: Any) -> Any:
         """A running hash or HMAC (OpenSSL through hashlib/hmac); others decline ``streaming``."""
         import hashlib

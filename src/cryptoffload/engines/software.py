@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Any
@@ -24,7 +25,7 @@ from cryptography.hazmat.primitives.poly1305 import Poly1305
 
 from cryptoffload import modes
 from cryptoffload.blocks import pkcs1
-from cryptoffload.core.names import CIPHER_CLASSES, HASH_NAMES, all_algorithms
+from cryptoffload.core.names import CIPHER_CLASSES, HASH_NAMES, XOF_NAMES, all_algorithms
 from cryptoffload.core.ops import Op
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines import _software_more
@@ -172,6 +173,90 @@ class SoftwareEngine:
         if handler is None:
             raise Unavailable("unsupported", f"family {op.family!r}")
         return handler(op)
+
+    def session(self, op: Op) -> Any:
+        """`cryptography`'s object for ``op``'s key, doing what :meth:`run` does for its ops:
+
+        - an AEAD (``op`` with iv, data and aad None): its AEAD object (``encrypt``,
+          ``decrypt``); none for the AEADs :meth:`run` does otherwise (GCM with a short tag,
+          SIV, SM4);
+        - a block cipher in ECB, CBC or CTR (``op`` with the chaining value as iv, data
+          None): a context from there on (``update``, ``update_into``), as OpenSSL's context
+          carries a chained ``Cipher`` context's ops on;
+        - a fixed-size hash (``op`` with data None): ``digest(data)``, hashlib's;
+        - an HMAC (``op`` with key and data None): ``mac(key, data)``, hashlib's HMAC.
+
+        None for other families and algorithms, a device key, and a subclass that defines its
+        own ``run``."""
+        if (
+            op.family not in _SESSION_FAMILIES
+            or isinstance(op.key if op.family != "hash" else None, DeviceKey)
+            or type(self).run is not SoftwareEngine.run
+            or "run" in vars(self)
+        ):
+            return None
+        alg = op.alg
+        if op.family == "hash":
+            return _HashSession(alg) if alg in HASH_NAMES and alg not in XOF_NAMES else None
+        if op.family == "mac":
+            base = alg[5:]
+            if not alg.startswith("hmac-") or base not in HASH_NAMES or base in XOF_NAMES:
+                return None
+            return _HmacSession(base)
+        if op.family == "cipher":
+            if alg.rsplit("-", 1)[-1] not in ("ecb", "cbc", "ctr"):
+                return None
+            cipher = _whole_cipher(op)
+            return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
+        if alg.startswith("aes-") and alg.endswith("-gcm"):
+            return AESGCM(op.key) if op.tag_length == 16 else None
+        if alg.startswith("aes-") and alg.endswith("-ccm"):
+            return AESCCM(op.key, op.tag_length)
+        if alg.endswith("-siv") and not alg.endswith("gcm-siv"):
+            return None
+        for end, cls in _AEADS.items():
+            if alg.endswith(end):
+                return cls(op.key)
+        return None
+
+
+#: The families :meth:`SoftwareEngine.session` keeps sessions for.
+_SESSION_FAMILIES = frozenset({"aead", "cipher", "hash", "mac"})
+
+
+class _HashSession:
+    """A fixed-size hash's session: ``digest(data)`` as :func:`_hash` gives it."""
+
+    __slots__ = ("_make",)
+
+    def __init__(self, alg: str) -> None:
+        if _hmac is None:
+            _load_stdlib()
+        name = HASH_NAMES[alg]
+        make = _HASH_CONSTRUCTORS.get(name)
+        self._make = make if make is not None else functools.partial(_hashlib.new, name)
+
+    def digest(self, data: bytes) -> bytes:
+        return self._make(data).digest()
+
+
+class _HmacSession:
+    """An HMAC's session (its hash's): ``mac(key, data)`` as :func:`_mac` gives it."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, base: str) -> None:
+        if _hmac is None:
+            _load_stdlib()
+        self._name = HASH_NAMES[base]
+
+    def mac(self, key: bytes, data: bytes) -> bytes:
+        if _hmac_digest is not None:
+            try:
+                return _hmac_digest(key, data, self._name)
+            except _UnsupportedDigest:  # a hash Python's OpenSSL lacks: Python's hmac
+                pass
+        return _hmac.digest(key, data, self._name)
 
 
 def _cipher(op: Any) -> bytes | int:
