@@ -4,18 +4,24 @@ AES-128-CTR ``Cipher.update`` of 1400 B, on a provider whose one engine is the p
 pays).
 
 Each layer runs in a child process under callgrind (runs of N and 6N ops, the per-op
-difference: start-up taken out; steady on a loaded machine), each adding one part of the path
-to the one before; the differences are the parts:
+difference: start-up taken out; steady on a loaded machine). Two chains from the same floor,
+each layer adding one part of the path to the one before:
 
+the engine route (what the public call takes, see docs/explanation/how-an-op-runs.md):
   openssl    `cryptography` called directly (the floor: the work itself)
+  session    the pass-through engine's session called directly (``session.encrypt``,
+             ``session.update``): what the engine itself adds
+  route      the public call (``AESGCM.encrypt``, ``update`` on a ``Cipher`` context): checks,
+             routing and counting in the compiled path, then the session
+
+the ordinary path (an op the route does not take: a decline, a fault, a window, adaptive
+routing or a cross-check on):
+  openssl    as above
   engine     the pass-through engine's ``run`` on a ready Op: engine dispatch, the software
              engine's own set-up (key schedule, context) and OpenSSL
   validate   + ``validate_op`` (GCM only: a chained ``Cipher`` context checks its ops itself)
   lane       + ``Lane.run``: routing (``_offer``), the engine call, counting
   op         + the Op built per call
-  api        the public call (``AESGCM.encrypt``, ``update`` on a ``Cipher`` context); it
-             skips ``validate_op`` where the primitive checked the op's fields itself, so its
-             row adds its own work less the validation above
 
 ``partial`` is the floor of any layer: the instructions ``functools.partial`` adds to a call.
 
@@ -30,9 +36,9 @@ import sys
 
 from run_overhead import instructions
 
-LAYERS = {
-    "gcm64": ("openssl", "engine", "validate", "lane", "op", "api"),
-    "ctr-update": ("openssl", "engine", "lane", "op", "api"),
+CHAINS = {
+    "gcm64": (("openssl", "session", "route"), ("openssl", "engine", "validate", "lane", "op")),
+    "ctr-update": (("openssl", "session", "route"), ("openssl", "engine", "lane", "op")),
 }
 #: The CTR ops a context sends, made once and cycled through (one op in CYCLE starts the
 #: chain again): the set-up is the same in the runs of N and 6N ops, so it cancels out.
@@ -57,6 +63,10 @@ def _gcm64(layer: str, n: int) -> None:
         plain = PlainAESGCM(key)
         for _ in range(n):
             plain.encrypt(nonce, data, None)
+    elif layer == "session":
+        session = engine.session(AeadOp("aes-128-gcm", "encrypt", key, None, None, None, 16))
+        for _ in range(n):
+            session.encrypt(nonce, data, None)
     elif layer == "engine":
         for _ in range(n):
             engine.run(op)
@@ -111,6 +121,10 @@ def _ctr_update(layer: str, n: int) -> None:
         plain = PlainCipher(plain_algorithms.AES(key), plain_modes.CTR(iv)).encryptor()
         for _ in range(n):
             plain.update(record)
+    elif layer == "session":
+        session = engine.session(CipherOp("aes-128-ctr", "encrypt", key, iv, None, None))
+        for _ in range(n):
+            session.update(record)
     elif layer == "engine":
         for i in range(n):
             engine.run(ops[i % CYCLE])
@@ -155,21 +169,26 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=1000, help="N (default 1000)")
-    parser.add_argument("--cases", default=",".join(LAYERS), help="comma-separated cases")
+    parser.add_argument("--cases", default=",".join(CHAINS), help="comma-separated cases")
     args = parser.parse_args()
     partial = per_op("floor", "partial", args.ops) - per_op("floor", "direct", args.ops)
     print(f"functools.partial adds {partial:.0f} instructions to a call")
     for case in args.cases.split(","):
-        print(f"{case}: instructions per op, each layer and what it adds to the one before")
-        before = None
-        counts = {}
-        for layer in LAYERS[case]:
-            counts[layer] = count = per_op(case, layer, args.ops)
-            added = "" if before is None else f"{count - before:+10,.0f}"
-            print(f"  {layer:<10}{count:>10,.0f}{added}", flush=True)
-            before = count
-        total = counts["api"] - counts["openssl"]
-        print(f"  added over openssl {total:,.0f} ({total / partial:.1f} partials)")
+        counts: dict[str, float] = {}
+        for chain, title in zip(
+            CHAINS[case], ("the engine route", "the ordinary path"), strict=True
+        ):
+            print(f"{case}, {title}: instructions per op, each layer and what it adds")
+            before = None
+            for layer in chain:
+                if layer not in counts:
+                    counts[layer] = per_op(case, layer, args.ops)
+                count = counts[layer]
+                added = "" if before is None else f"{count - before:+10,.0f}"
+                print(f"  {layer:<10}{count:>10,.0f}{added}", flush=True)
+                before = count
+            total = counts[chain[-1]] - counts["openssl"]
+            print(f"  added over openssl {total:,.0f} ({total / partial:.1f} partials)")
 
 
 if __name__ == "__main__":

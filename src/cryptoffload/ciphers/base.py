@@ -327,6 +327,11 @@ class _ChainedContext(ChainedCore):
         #: The engine route whose engine kept no session for this stream when asked (not
         #: asked again: its ops go the ordinary way).
         self._unkept: Any = None
+        route = lane.engine_route
+        if route is not None and mode in _HOLDABLE:
+            # The engine's session from the start: the first update takes the compiled path
+            # too (a context made per message pays no second way in).
+            self._enter_held(route)
 
     def _update_slow(self, data: Any) -> bytes:
         """``update`` past the held-back path (ChainedCore's, see cryptoffload.core.directpath)."""

@@ -2091,9 +2091,13 @@ gathered_update(Gathered *self, PyObject *data)
     }
     if (self->spilled != NULL)
         return PyObject_CallMethodOneArg(self->spilled, str_update, data);
-    if (!PyBytes_CheckExact(data)) {
-        PyErr_SetString(PyExc_TypeError, "data must be bytes");
-        return NULL;
+    if (!PyBytes_CheckExact(data)) { /* a buffer (the context checked it is one): its bytes */
+        PyObject *copy = PyBytes_FromObject(data);
+        if (copy == NULL)
+            return NULL;
+        PyObject *done = gathered_update(self, copy);
+        Py_DECREF(copy);
+        return done;
     }
     Py_ssize_t n = PyBytes_GET_SIZE(data);
     if (n == 0)

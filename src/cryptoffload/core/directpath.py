@@ -713,8 +713,8 @@ class PureGathered:
         if self._spilled is not None:
             self._spilled.update(data)
             return
-        if data.__class__ is not bytes:
-            raise TypeError("data must be bytes")
+        if data.__class__ is not bytes:  # a buffer (the context checked it is one): its bytes
+            data = bytes(data)
         if not data:
             return
         if self.total + len(data) > GATHER_LIMIT:

@@ -79,6 +79,26 @@ Optional members, read with ``getattr`` and a default:
     the stream is a fault, after which software redoes the AAD and data sent so far (the context
     keeps them until the end) and finishes with the same outputs. Counted as one op of the data
     bytes when the stream ends.
+``session(op) -> session`` on the engine
+    What the engine keeps so that the provider's compiled path can hand it ops directly, with
+    no Op built per op (the engine route, ``Lane.set_engine_route``): one per key for an AEAD,
+    one per stream for a ``Cipher`` context in ECB, CBC or CTR, one per algorithm for a hash or
+    an HMAC. ``op`` carries what stays fixed, its other fields None: an ``AeadOp`` with the
+    algorithm, key and tag length; a ``CipherOp`` with the algorithm, kind, key and the
+    chaining value the stream starts from as ``iv``; a ``HashOp`` with the algorithm; an HMAC's
+    ``MacOp`` with the algorithm (no key). The session has, as `cryptography`'s objects do:
+    for an AEAD, ``encrypt(nonce, data, aad)`` and ``decrypt(nonce, data, aad)`` (ciphertext
+    and tag in one buffer; ``InvalidTag``); for a stream, ``update(data)`` and
+    ``update_into(data, buf)`` (the chaining state carried from call to call; ECB and CBC hold
+    a partial block back); for a hash, ``digest(data)``; for an HMAC, ``mac(key, data)``.
+    Every call is one op, counted as ``run``'s would be, and raises what ``run`` raises:
+    ``Unavailable`` declines that op, ``InvalidTag`` is an answer, anything else is a fault;
+    the next engine or software then does it (a stream's session is dropped and the update
+    redone from the chaining state the context kept). The provider validates every field
+    first, offers a session only ops whose size the policy gives that engine, and uses
+    sessions only of the first engine on an algorithm's route, without adaptive routing or a
+    cross-check (their ops go through ``run``). Return None (or raise) to keep none: the ops go
+    through ``run``. The software and pass-through engines keep sessions.
 ``buffer(n) -> DmaBuffer`` on the engine
     ``n`` bytes of memory the engine's device reads and writes (the CAAM's DMA pool), handed to
     the caller as a :class:`cryptoffload.DmaBuffer` (a writable bytes-like object; ``close()``

@@ -204,10 +204,17 @@ class SoftwareEngine:
                 return None
             return _HmacSession(base)
         if op.family == "cipher":
-            if alg.rsplit("-", 1)[-1] not in ("ecb", "cbc", "ctr"):
+            mode = alg.rsplit("-", 1)[-1]
+            if mode not in ("ecb", "cbc", "ctr"):
                 return None
-            cipher = _whole_cipher(op)
-            return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
+            if _MAKE_CONTEXT is None:
+                cipher = _whole_cipher(op)
+                return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
+            # What `cryptography`'s encryptor and decryptor call, the key's algorithm object
+            # kept (the provider validated key and IV: no second check of them here).
+            algorithm = _KEYED.get(_keyed_cipher, op.key, alg)
+            make = _MAKE_CONTEXT[0 if op.kind == "encrypt" else 1]
+            return make(algorithm, cipher_mode(mode, op.iv))
         if alg.startswith("aes-") and alg.endswith("-gcm"):
             return AESGCM(op.key) if op.tag_length == 16 else None
         if alg.startswith("aes-") and alg.endswith("-ccm"):
@@ -218,6 +225,20 @@ class SoftwareEngine:
             if alg.endswith(end):
                 return cls(op.key)
         return None
+
+
+try:  # what `cryptography`'s Cipher.encryptor and decryptor call
+    _MAKE_CONTEXT: tuple[Any, Any] | None = (
+        _rust_openssl.ciphers.create_encryption_ctx,
+        _rust_openssl.ciphers.create_decryption_ctx,
+    )
+except AttributeError:  # another layout of `cryptography`: its Cipher
+    _MAKE_CONTEXT = None
+
+
+def _keyed_cipher(key: bytes, alg: str) -> Any:
+    """The `cryptography` algorithm object of a cipher name and key (kept per key)."""
+    return block_cipher(alg, key)
 
 
 #: The families :meth:`SoftwareEngine.session` keeps sessions for.
