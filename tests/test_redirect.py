@@ -10,6 +10,7 @@ import sys
 import pytest
 
 import cryptoffload
+from cryptoffload.core import directpath
 from cryptoffload.tools.redirect import HOOK, mirror_of
 
 
@@ -210,3 +211,63 @@ def test_hashlib_views_decided_at_the_first_redirected_import_only(hook):
     assert run_as("someapp", "import hmac")["hmac"] is sys.modules["hmac"]
     assert run_as("other", "import hashlib")["hashlib"] is cryptoffload
     assert decided == [1]
+
+
+@pytest.mark.skipif(not directpath.COMPILED, reason="the compiled filter is not built here")
+def test_the_compiled_import_filter_asks_the_hook_only_where_it_may_answer_otherwise():
+    from cryptoffload.core._directpath import ImportFilter
+
+    class Hook:
+        _waiting: dict = {}
+        _stdlib: dict = {}
+
+    asked, done = [], []
+
+    def original(name, globals=None, locals=None, fromlist=(), level=0):
+        done.append(name)
+        return name
+
+    def slow(*args, **kwargs):
+        asked.append(args[0])
+        return "hook"
+
+    hook = Hook()
+    filtered = ImportFilter(original, hook, slow)
+    inside = {"__name__": "cryptography.hazmat.primitives.asymmetric.ec"}
+    ours = {"__name__": "cryptoffload.ec"}
+    app = {"__name__": "__main__"}
+    assert (
+        filtered("cryptography.hazmat.backends", inside, None, ("backend",), 0)
+        == "cryptography.hazmat.backends"
+    )
+    assert filtered("cryptography", ours, None, (), 0) == "cryptography"
+    assert filtered("cryptographyx", app, None, (), 0) == "cryptographyx"
+    assert filtered("json", app, None, (), 0) == "json"
+    assert filtered("cryptography.hazmat", app, None, (), 1) == "cryptography.hazmat"  # relative
+    assert asked == []
+    assert filtered("cryptography.hazmat.primitives", app, None, (), 0) == "hook"
+    assert filtered("cryptography", {"__name__": "cryptographer"}, None, (), 0) == "hook"
+    hook._stdlib = {"hashlib": object()}
+    assert filtered("hashlib", app, None, (), 0) == "hook"
+    hook._stdlib = {}
+    hook._waiting = {"ssl": print}
+    assert filtered("json", app, None, (), 0) == "hook"
+    hook._waiting = {}
+    assert filtered("json", globals=app) == "hook"  # not the import statement's shape
+    assert asked == ["cryptography.hazmat.primitives", "cryptography", "hashlib", "json", "json"]
+
+
+def test_run_installs_the_compiled_import_filter_where_it_is_built():
+    from cryptoffload.tools.redirect import ImportHook
+
+    hook = ImportHook()
+    hook.install()
+    try:
+        installed = builtins.__import__
+        if directpath.COMPILED:
+            assert type(installed).__name__ == "ImportFilter"
+        else:
+            assert installed == hook._import
+    finally:
+        hook.uninstall()
+    assert builtins.__import__ is not installed

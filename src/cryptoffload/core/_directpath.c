@@ -2279,6 +2279,166 @@ static PyTypeObject GatheredType = {
     .tp_getset = gathered_getset,
 };
 
+/* -- ImportFilter: the import statement under `run` ------------------------------------- */
+
+/* builtins.__import__ while cryptoffload.tools.redirect's hook is installed: Python's own
+ * import, and the hook's Python (`slow`, ImportHook._import) only for an import it may answer
+ * otherwise: of `cryptography` or below by a module outside `cryptography` and cryptoffload,
+ * of a standard library module the hook mirrors (its `_stdlib`), any import while something
+ * waits for a module (its `_waiting`), and any call not shaped as the import statement's. An
+ * import inside `cryptography` (ECDSA's constructor imports its backend on every call) then
+ * costs what it costs without `run`. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *original; /* Python's __import__ */
+    PyObject *hook;     /* the ImportHook: its _waiting and _stdlib, read per call */
+    PyObject *slow;     /* the hook's _import */
+    vectorcallfunc vectorcall;
+} ImportFilter;
+
+static PyObject *str_waiting, *str_stdlib, *str_name_dunder;
+
+static int
+filter_traverse(ImportFilter *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->original);
+    Py_VISIT(self->hook);
+    Py_VISIT(self->slow);
+    return 0;
+}
+
+static int
+filter_clear(ImportFilter *self)
+{
+    Py_CLEAR(self->original);
+    Py_CLEAR(self->hook);
+    Py_CLEAR(self->slow);
+    return 0;
+}
+
+static void
+filter_dealloc(ImportFilter *self)
+{
+    PyObject_GC_UnTrack(self);
+    filter_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Whether `text` is `top` or starts with `top` and a dot. */
+static int
+names_within(PyObject *text, const char *top, Py_ssize_t len)
+{
+    if (!PyUnicode_Check(text) || PyUnicode_READY(text) < 0 || !PyUnicode_IS_ASCII(text))
+        return 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    const char *s = (const char *)PyUnicode_DATA(text);
+    return n >= len && memcmp(s, top, (size_t)len) == 0 && (n == len || s[len] == '.');
+}
+
+/* Whether the hook's dict attribute `name` is non-empty (1), empty or absent (0), or -1. */
+static int
+hook_has(PyObject *hook, PyObject *name, PyObject *key)
+{
+    PyObject *value = PyObject_GetAttr(hook, name);
+    if (value == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int has;
+    if (!PyDict_Check(value))
+        has = 1; /* not ours to judge: the slow way */
+    else if (key == NULL)
+        has = PyDict_GET_SIZE(value) > 0;
+    else
+        has = PyDict_Contains(value, key);
+    Py_DECREF(value);
+    return has;
+}
+
+static PyObject *
+filter_vectorcall(ImportFilter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 5 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames)))
+        return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+    int waiting = hook_has(self->hook, str_waiting, NULL);
+    if (waiting != 0)
+        return waiting < 0 ? NULL : PyObject_Vectorcall(self->slow, args, nargsf, NULL);
+    PyObject *name = args[0], *globals = args[1], *level = args[4];
+    if (!PyLong_CheckExact(level))
+        return PyObject_Vectorcall(self->slow, args, nargsf, NULL);
+    long relative = PyLong_AsLong(level);
+    if (relative == -1 && PyErr_Occurred())
+        return NULL;
+    if (relative != 0) /* a relative import: the hook leaves it alone */
+        return PyObject_Vectorcall(self->original, args, nargsf, NULL);
+    if (names_within(name, "cryptography", 12)) {
+        PyObject *importer = globals != NULL && PyDict_Check(globals)
+                                 ? PyDict_GetItemWithError(globals, str_name_dunder)
+                                 : NULL;
+        if (importer == NULL && PyErr_Occurred())
+            return NULL;
+        if (importer != NULL
+            && (names_within(importer, "cryptography", 12)
+                || names_within(importer, "cryptoffload", 12)))
+            return PyObject_Vectorcall(self->original, args, nargsf, NULL);
+        return PyObject_Vectorcall(self->slow, args, nargsf, NULL);
+    }
+    int mirrored = hook_has(self->hook, str_stdlib, name);
+    if (mirrored != 0)
+        return mirrored < 0 ? NULL : PyObject_Vectorcall(self->slow, args, nargsf, NULL);
+    return PyObject_Vectorcall(self->original, args, nargsf, NULL);
+}
+
+static PyObject *
+filter_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *original, *hook, *slow;
+    static char *names[] = {"original", "hook", "slow", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO:ImportFilter", names, &original, &hook,
+                                     &slow))
+        return NULL;
+    if (!PyCallable_Check(original) || !PyCallable_Check(slow)) {
+        PyErr_SetString(PyExc_TypeError, "ImportFilter(original, hook, slow): two callables");
+        return NULL;
+    }
+    ImportFilter *self = (ImportFilter *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->original = Py_NewRef(original);
+    self->hook = Py_NewRef(hook);
+    self->slow = Py_NewRef(slow);
+    self->vectorcall = (vectorcallfunc)filter_vectorcall;
+    return (PyObject *)self;
+}
+
+static PyMemberDef filter_members[] = {
+    {"original", T_OBJECT_EX, offsetof(ImportFilter, original), READONLY,
+     "Python's own __import__."},
+    {"slow", T_OBJECT_EX, offsetof(ImportFilter, slow), READONLY, "The hook's _import."},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(ImportFilter, vectorcall), READONLY},
+    {NULL},
+};
+
+static PyTypeObject ImportFilterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload.core._directpath.ImportFilter",
+    .tp_doc = PyDoc_STR("ImportFilter(original, hook, slow): __import__ under `run`, the "
+                        "hook's Python only where it may answer otherwise (compiled)."),
+    .tp_basicsize = sizeof(ImportFilter),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = filter_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(ImportFilter, vectorcall),
+    .tp_dealloc = (destructor)filter_dealloc,
+    .tp_traverse = (traverseproc)filter_traverse,
+    .tp_clear = (inquiry)filter_clear,
+    .tp_members = filter_members,
+};
+
 /* -- DigestCore: a hash or MAC context on a lane no engine claims ---------------------- */
 
 /* cryptoffload.directpath.PureDigestCore is its twin and documents the contract. The subclass
@@ -3977,6 +4137,9 @@ PyInit__directpath(void)
     INTERN(str_append, "append");
     INTERN(str_session_failed, "_session_failed");
     INTERN(str_fork, "_fork");
+    INTERN(str_waiting, "_waiting");
+    INTERN(str_stdlib, "_stdlib");
+    INTERN(str_name_dunder, "__name__");
     INTERN(str_finish, "_finish");
     INTERN(str_fold_due, "fold_due");
     INTERN(str_decrypt, "decrypt");
@@ -4020,7 +4183,7 @@ PyInit__directpath(void)
         || PyType_Ready(&DirectStreamCoreType) < 0 || PyType_Ready(&DigestCoreType) < 0
         || PyType_Ready(&AeadStreamCoreType) < 0 || PyType_Ready(&CipherCoreType) < 0
         || PyType_Ready(&CcmCheckType) < 0 || PyType_Ready(&HkdfCoreType) < 0
-        || PyType_Ready(&GatheredType) < 0)
+        || PyType_Ready(&GatheredType) < 0 || PyType_Ready(&ImportFilterType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
@@ -4082,6 +4245,12 @@ PyInit__directpath(void)
     Py_INCREF(&GatheredType);
     if (PyModule_AddObject(module, "Gathered", (PyObject *)&GatheredType) < 0) {
         Py_DECREF(&GatheredType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&ImportFilterType);
+    if (PyModule_AddObject(module, "ImportFilter", (PyObject *)&ImportFilterType) < 0) {
+        Py_DECREF(&ImportFilterType);
         Py_DECREF(module);
         return NULL;
     }

@@ -31,6 +31,7 @@ import _thread  # not threading: `run` starts faster without it
 import builtins
 import importlib
 import importlib.util
+import os
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
@@ -135,6 +136,8 @@ class ImportHook:
         self._decider: int | None = None
         #: Module name -> what to call once it is imported (see call_when_imported).
         self._waiting: dict[str, Callable[[], None]] = {}
+        #: What ``install`` put in ``builtins.__import__``.
+        self._installed_import: Any = None
 
     # -- installing -------------------------------------------------------------------------
     @property
@@ -147,7 +150,7 @@ class ImportHook:
         if self._saved is not None:
             return
         self._saved = (builtins.__import__, importlib.import_module)
-        builtins.__import__ = self._import
+        builtins.__import__ = self._installed_import = _import_filter(self)
         importlib.import_module = self._import_module
 
     def mirror_stdlib(self, views: Mapping[str, types.ModuleType]) -> None:
@@ -185,7 +188,7 @@ class ImportHook:
         if self._saved is None:
             return
         original_import, original_import_module = self._saved
-        if builtins.__import__ == self._import:
+        if builtins.__import__ == self._installed_import:
             builtins.__import__ = original_import
         if importlib.import_module == self._import_module:
             importlib.import_module = original_import_module
@@ -298,6 +301,21 @@ class ImportHook:
         if not self.redirects(_importer(None)):
             return module
         return self.module_for(absolute)
+
+
+def _import_filter(hook: ImportHook) -> Any:
+    """What stands for ``builtins.__import__`` while ``hook`` is installed: the compiled
+    filter (``_directpath.ImportFilter``), which calls Python's import itself and the hook's
+    ``_import`` only for an import the hook may answer otherwise, else that ``_import``."""
+    # The extension alone: cryptoffload.core.directpath would load `cryptography` at start-up.
+    if os.environ.get("CRYPTOFFLOAD_PURE_PYTHON", "") not in ("", "0"):
+        return hook._import
+    try:
+        from cryptoffload.core._directpath import ImportFilter
+    except ImportError:  # not built here, or built from sources without it
+        return hook._import
+    assert hook._saved is not None
+    return ImportFilter(hook._saved[0], hook, hook._import)
 
 
 def _is_cryptography(name: str) -> bool:
