@@ -31,7 +31,7 @@ from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.blocks.curves import by_cryptography, short_name
 from cryptoffload.core import asyncio_lane, validate
 from cryptoffload.core.ops import EcdhOp, EcdsaOp
-from cryptoffload.core.provider import Provider
+from cryptoffload.core.provider import Provider, resolve
 
 __all__ = [
     "ECDH",
@@ -255,9 +255,13 @@ class EllipticCurvePrivateKey(PrivateKey):
         ``ECDSA(hash, deterministic_signing=True)`` derives the nonce from the key and the
         digest (RFC 6979) on every path; an engine that cannot declines.
         """
-        validate.byteslike("data", data)
-        _check_ecdsa(signature_algorithm)
-        lane = self._lane(f"ecdsa-{self._domain}-sign")
+        # The checks and the lane's lookup inline (the commonest arguments tested first): on
+        # the software path they are all this method adds to OpenSSL's signature.
+        if data.__class__ is not bytes:
+            validate.byteslike("data", data)
+        if signature_algorithm.__class__ is not ECDSA:
+            _check_ecdsa(signature_algorithm)
+        lane = resolve(self._provider).lane(f"ecdsa-{self._domain}-sign")
         if lane.software_only:
             check_hash(signature_algorithm.algorithm)
             out = self._key.sign(data, signature_algorithm)
