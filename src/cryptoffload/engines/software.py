@@ -262,21 +262,29 @@ class _HashSession:
 
 
 class _HmacSession:
-    """An HMAC's session (its hash's): ``mac(key, data)`` as :func:`_mac` gives it."""
+    """An HMAC's session (its hash's): ``mac(key, data)``, the tag :func:`_mac` gives. OpenSSL's
+    HMAC object made fed the message and read (hashlib's one-shot ``hmac_digest`` costs half as
+    much again: it looks the hash up on every call)."""
 
-    __slots__ = ("_name",)
+    __slots__ = ("_name", "mac")
 
     def __init__(self, base: str) -> None:
         if _hmac is None:
             _load_stdlib()
-        self._name = HASH_NAMES[base]
+        self._name = name = HASH_NAMES[base]
+        try:
+            if _hmac_new is None:
+                raise LookupError(name)
+            _hmac_new(b"", b"", name)
+        except (LookupError, _UnsupportedDigest):  # a hash Python's OpenSSL lacks: Python's hmac
+            self.mac = self._python_mac
+        else:
+            self.mac = self._openssl_mac
 
-    def mac(self, key: bytes, data: bytes) -> bytes:
-        if _hmac_digest is not None:
-            try:
-                return _hmac_digest(key, data, self._name)
-            except _UnsupportedDigest:  # a hash Python's OpenSSL lacks: Python's hmac
-                pass
+    def _openssl_mac(self, key: bytes, data: bytes) -> bytes:
+        return _hmac_new(key, data, self._name).digest()
+
+    def _python_mac(self, key: bytes, data: bytes) -> bytes:
         return _hmac.digest(key, data, self._name)
 
 
@@ -338,24 +346,26 @@ def _other_aead(op: Any) -> bytes:
 _hashlib: Any = None
 _hmac: Any = None
 #: hashlib's named constructors (OpenSSL's), called without hashlib.new's lookup per op; and
-#: what hmac.digest calls for a hash OpenSSL has, without hmac.digest's own frame. Both filled
-#: with the modules above.
+#: what hmac.digest calls for a hash OpenSSL has, without hmac.digest's own frame; and what
+#: hmac.new calls. All filled with the modules above.
 _HASH_CONSTRUCTORS: dict[str, Any] = {}
 _hmac_digest: Any = None
+_hmac_new: Any = None
 _UnsupportedDigest: Any = ()
 
 
 def _load_stdlib() -> None:
-    global _hashlib, _hmac, _hmac_digest, _UnsupportedDigest
+    global _hashlib, _hmac, _hmac_digest, _hmac_new, _UnsupportedDigest
     import hashlib
     import hmac
 
     try:
-        from _hashlib import UnsupportedDigestmodError, hmac_digest
+        from _hashlib import UnsupportedDigestmodError, hmac_digest, hmac_new
     except ImportError:  # a Python without OpenSSL's hashlib: hmac.digest
         pass
     else:
-        _hmac_digest, _UnsupportedDigest = hmac_digest, UnsupportedDigestmodError
+        _hmac_digest, _hmac_new = hmac_digest, hmac_new
+        _UnsupportedDigest = UnsupportedDigestmodError
     _HASH_CONSTRUCTORS.update(
         (name, getattr(hashlib, name))
         for name in set(HASH_NAMES.values())
