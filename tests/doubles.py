@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import random
 import threading
 from typing import Any
@@ -281,8 +282,7 @@ class SessionEngine(TakeAllEngine):
 
 
 class _PlannedSession:
-    """A software session whose calls fail as its engine's plan says (a method the software
-    session lacks: AttributeError, as from the engine route's own lookup)."""
+    """A software session whose calls fail as its engine's plan says."""
 
     def __init__(self, engine: SessionEngine, inner: Any) -> None:
         self._engine = engine
@@ -300,20 +300,8 @@ class _PlannedSession:
                 raise exc
         return out
 
-    def encrypt(self, *args: Any) -> Any:
-        return self._call("encrypt", *args)
-
-    def decrypt(self, *args: Any) -> Any:
-        return self._call("decrypt", *args)
-
-    def update(self, *args: Any) -> Any:
-        return self._call("update", *args)
-
-    def update_into(self, *args: Any) -> Any:
-        return self._call("update_into", *args)
-
-    def digest(self, *args: Any) -> Any:
-        return self._call("digest", *args)
-
-    def mac(self, *args: Any) -> Any:
-        return self._call("mac", *args)
+    def __getattr__(self, name: str) -> Any:
+        # The inner session's methods, each call planned: a method it lacks is absent here too.
+        if name.startswith("_") or not callable(getattr(self._inner, name, None)):
+            raise AttributeError(name)
+        return functools.partial(self._call, name)

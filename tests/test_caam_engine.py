@@ -874,3 +874,30 @@ def test_every_byte_of_an_aead_tag_is_checked_by_the_block(part, mode, tag_lengt
     cell = provider.counters.snapshot()[provider.engines[0].name][f"aes-128-{mode}"]
     assert (cell["ops"], cell["faults"]) == (1 + tag_length, 0)
     provider.close()
+
+
+def test_aead_ops_take_the_engines_session_and_answer_as_its_run(made):
+    from cryptography.hazmat.primitives.ciphers.aead import AESCCM as RefCCM
+
+    from cryptoffload.aead import AESCCM
+
+    provider, engine = caam()
+    key = bytes(range(16))
+    boxes = [
+        (AESGCM(key, provider=provider), RefGCM(key), 12),
+        (AESCCM(key, provider=provider), RefCCM(key), 13),
+    ]
+    for ours, ref, nonce_len in boxes:
+        for n in (0, 1, 16, 100, 1400):
+            nonce, data = bytes(range(nonce_len)), bytes(range(n % 256)) * (n // 256 + 1)
+            data = data[:n]
+            sealed = ours.encrypt(nonce, data, b"aad")
+            assert sealed == ref.encrypt(nonce, data, b"aad")
+            assert ours.decrypt(nonce, sealed, b"aad") == data
+        with pytest.raises(InvalidTag):
+            ours.decrypt(nonce, bytes(len(sealed)), b"aad")
+        assert type(ours._session).__name__ == "_AeadSession"
+    for alg in ("aes-128-gcm", "aes-128-ccm"):
+        assert cell(provider, engine.name, alg)["ops"] == 11
+        assert cell(provider, engine.name, alg)["faults"] == 0
+    assert cell(provider, "software", "aes-128-gcm") == _EMPTY

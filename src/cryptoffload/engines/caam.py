@@ -364,7 +364,19 @@ class CaamEngine:
             _mapped(lambda: gcm_stream.open_stream(driver, key, bytes(op.iv), encrypt=encrypt))
         )
 
+    def session(self, op: Op) -> Any:
+        """AES-GCM and AES-CCM ops of one key on the job ring, handed over without the Op (the
+        engine route, see :mod:`cryptoffload.engines.base`): each call does what :meth:`run`
+        does for that op, the same recipe and the same outcomes. None for anything else."""
+        alg = op.alg
+        if op.family != "aead" or alg not in self._claimed or alg[-4:] not in ("-gcm", "-ccm"):
+            return None
+        return _AeadSession(self, alg, op.key, op.tag_length)
+
     def _ready(self, op: Op) -> Any:
+        return self._ready_for(op.alg)
+
+    def _ready_for(self, alg: str) -> Any:
         driver = self._driver
         if driver is None:
             raise Unavailable("no-device", self._gone)
@@ -377,8 +389,8 @@ class CaamEngine:
                     f"{driver._broken}",
                 )
             raise Unavailable("no-device", driver._broken)
-        if op.alg not in self._claimed:
-            raise Unavailable("unsupported", op.alg)
+        if alg not in self._claimed:
+            raise Unavailable("unsupported", alg)
         return driver
 
 
@@ -514,6 +526,37 @@ def _aead(engine: CaamEngine, driver: Any, op: Op) -> bytes:
             driver.count_direct((0 if src is None else src[2]) + (0 if dst is None else dst[2]))
             return result
     return fn(driver, key, bytes(op.iv), data, bytes(op.aad or b""), tag_length=op.tag_length)
+
+
+class _AeadSession:
+    """One key's AES-GCM or AES-CCM ops on the job ring (``CaamEngine.session``): the recipe
+    :func:`_aead` runs for an op of bytes, with the key opened per call as it is there."""
+
+    __slots__ = ("_alg", "_decrypt", "_encrypt", "_engine", "_key", "_tag_length")
+
+    def __init__(self, engine: CaamEngine, alg: str, key: Any, tag_length: int) -> None:
+        from cryptoffload.caam.recipes import aead
+
+        self._engine, self._alg, self._key, self._tag_length = engine, alg, key, tag_length
+        if alg.endswith("-gcm"):
+            self._encrypt, self._decrypt = aead.gcm_encrypt, aead.gcm_decrypt
+        else:
+            self._encrypt, self._decrypt = aead.ccm_encrypt, aead.ccm_decrypt
+
+    def _run(self, fn: Any, nonce: bytes, data: bytes, aad: bytes | None) -> bytes:
+        engine = self._engine
+        driver = engine._ready_for(self._alg)
+        return _mapped(
+            lambda: fn(
+                driver, engine._key(self._key), nonce, data, aad or b"", tag_length=self._tag_length
+            )
+        )
+
+    def encrypt(self, nonce: bytes, data: bytes, aad: bytes | None) -> bytes:
+        return self._run(self._encrypt, nonce, data, aad)
+
+    def decrypt(self, nonce: bytes, data: bytes, aad: bytes | None) -> bytes:
+        return self._run(self._decrypt, nonce, data, aad)
 
 
 def _hash(engine: CaamEngine, driver: Any, op: Op) -> bytes:
