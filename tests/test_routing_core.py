@@ -1,6 +1,7 @@
 """One routing table driven through every way an op is run (``Lane.run``, the primitive's call
-with its direct path, ``Lane.run_batch``, ``asyncio_lane.run``): the same answers, declines
-and counters from each; and the asyncio lane reaches the lane through public names only."""
+with its direct path, the primitive's call on the engine route, ``Lane.run_batch``,
+``asyncio_lane.run``): the same answers, declines and counters from each; and the asyncio lane
+reaches the lane through public names only."""
 
 from __future__ import annotations
 
@@ -50,6 +51,39 @@ class DeviceKeyEngine(DecliningEngine):
     def run(self, op: Any) -> Any:
         self.calls += 1
         raise DeviceKeyError("key bound to another device")
+
+
+class WithSessions:
+    """A table's engine that also keeps sessions, each call its ``run`` of the same op: the
+    engine route then takes the primitive's ops (the first engine's)."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self.name = engine.name
+
+    def probe(self) -> Any:
+        return self._engine.probe()
+
+    def run(self, op: Any) -> Any:
+        return self._engine.run(op)
+
+    def session(self, op: Any) -> Any:
+        return _RunSession(self._engine, op)
+
+
+class _RunSession:
+    def __init__(self, engine: Any, op: Any) -> None:
+        self._engine, self._op = engine, op
+
+    def _run(self, kind: str, nonce: bytes, data: bytes, aad: Any) -> Any:
+        op = self._op
+        return self._engine.run(AeadOp(op.alg, kind, op.key, nonce, data, aad, op.tag_length))
+
+    def encrypt(self, nonce: bytes, data: bytes, aad: Any) -> Any:
+        return self._run("encrypt", nonce, data, aad)
+
+    def decrypt(self, nonce: bytes, data: bytes, aad: Any) -> Any:
+        return self._run("decrypt", nonce, data, aad)
 
 
 def window(name: str, low: int, high: int) -> dict[str, Any]:
@@ -131,6 +165,8 @@ def through_lane_run(provider: Provider) -> list[Any]:
 
 def through_the_primitive(provider: Provider) -> list[Any]:
     gcm = AESGCM(KEY, provider=provider)
+    outcome(lambda: gcm.encrypt(NONCE, b"", None))  # binds the lane: the ordinary path
+    provider.counters.reset()  # that op is not the table's
     return [
         outcome(lambda kind=kind, data=data, aad=aad: getattr(gcm, kind)(NONCE, data, aad))
         for kind, data, aad in CALLS
@@ -159,6 +195,7 @@ def through_asyncio(provider: Provider) -> list[Any]:
 WAYS = {
     "lane-run": through_lane_run,
     "primitive": through_the_primitive,
+    "engine-route": through_the_primitive,  # with every engine keeping sessions
     "run-batch": through_run_batch,
     "asyncio": through_asyncio,
 }
@@ -195,7 +232,12 @@ def test_every_way_of_running_an_op_gives_the_same_answers_declines_and_counters
     make_engines, policy, want_counts = TABLE[row]
     seen = {}
     for way, drive in WAYS.items():
-        provider = Provider(make_engines(), policy)
+        engines = make_engines()
+        if way == "engine-route":
+            engines = [WithSessions(engine) for engine in engines]
+        provider = Provider(engines, policy)
+        if way == "engine-route":
+            assert provider.lane(GCM).engine_route is not None
         try:
             seen[way] = (drive(provider), counted(provider))
         finally:

@@ -271,10 +271,10 @@ class Lane(LaneCore):
         """Work out the engine route: the first route, when its engine keeps sessions (an
         optional ``session(op)``, see :mod:`cryptoffload.engines.base`) and nothing per op needs
         this lane's Python: no adaptive routing (its samples and timings), no cross-check (its
-        wrapper). A primitive that has one (the AEADs) then hands an op the policy offers that
-        engine straight to the session it keeps for its key, counts the answer in the route's
-        record, and calls :meth:`engine_after` or :meth:`engine_failed` for the rest; every
-        decision stays this lane's."""
+        wrapper). The compiled paths then hand an op the policy offers that engine straight
+        to its session (an AEAD object's per key, a ``Cipher`` stream's, a hash's or HMAC's per
+        algorithm), count the answer in the route's record, and call :meth:`engine_after` or
+        :meth:`engine_failed` for the rest; every decision stays this lane's."""
         route = self.routes[0] if self.routes else None
         provider = self.provider
         if (
@@ -309,8 +309,9 @@ class Lane(LaneCore):
         declines: dict[str, str] = {}
         if self.settle(route, op, declines, False, exc):
             raise exc
-        size = op.size
-        result = self._offer(op, size, declines, False, self.routes[1:])
+        routes = self.routes
+        after = routes[routes.index(route) + 1 :] if route in routes else routes
+        result = self._offer(op, op.size, declines, False, after)
         if result is _MISSED:
             return self.software_answer(op, declines)
         return result
