@@ -98,7 +98,8 @@ Optional members, read with ``getattr`` and a default:
     first, offers a session only ops whose size the policy gives that engine, and uses
     sessions only of the first engine on an algorithm's route, without adaptive routing or a
     cross-check (their ops go through ``run``). Return None (or raise) to keep none: the ops go
-    through ``run``. The software and pass-through engines keep sessions.
+    through ``run``. The software and pass-through engines keep sessions, and the CAAM
+    engine for AES-GCM and AES-CCM (its job ring's recipe, per key).
 ``buffer(n) -> DmaBuffer`` on the engine
     ``n`` bytes of memory the engine's device reads and writes (the CAAM's DMA pool), handed to
     the caller as a :class:`cryptoffload.DmaBuffer` (a writable bytes-like object; ``close()``
