@@ -375,3 +375,20 @@ def test_a_message_past_the_gather_limit_goes_on_in_a_stream_and_is_right():
     assert twin.finalize() == hashlib.sha256(piece * 5 + b"x").digest()
     # the stream's way: this engine keeps no running state (declined "streaming"), software did
     assert cell(provider, "sessions", "sha256")["declined"] == {"streaming": 2}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda p: Hash(SHA256(), provider=p), lambda p: HMAC(b"k", SHA256(), provider=p)],
+    ids=["hash", "hmac"],
+)
+def test_a_buffer_that_is_not_contiguous_is_refused_on_the_engine_route_as_cryptography_does(make):
+    provider = Provider([SessionEngine()])
+    for _ in range(2):  # the first context binds the lane, the second is made on the route
+        context = make(provider)
+        with pytest.raises(BufferError, match="contiguous"):
+            context.update(memoryview(bytes(range(20)))[::2])
+    context = make(provider)
+    context.update(memoryview(b"abc"))
+    context.update(bytearray(b"def"))
+    assert len(context.finalize()) == 32

@@ -2092,7 +2092,14 @@ gathered_update(Gathered *self, PyObject *data)
     if (self->spilled != NULL)
         return PyObject_CallMethodOneArg(self->spilled, str_update, data);
     if (!PyBytes_CheckExact(data)) { /* a buffer (the context checked it is one): its bytes */
-        PyObject *copy = PyBytes_FromObject(data);
+        Py_buffer view;
+        if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
+            if (PyErr_ExceptionMatches(PyExc_BufferError)) /* as OpenSSL's contexts refuse it */
+                PyErr_SetString(PyExc_BufferError, "data must be a contiguous buffer");
+            return NULL;
+        }
+        PyObject *copy = PyBytes_FromStringAndSize(view.buf, view.len);
+        PyBuffer_Release(&view);
         if (copy == NULL)
             return NULL;
         PyObject *done = gathered_update(self, copy);

@@ -714,7 +714,10 @@ class PureGathered:
             self._spilled.update(data)
             return
         if data.__class__ is not bytes:  # a buffer (the context checked it is one): its bytes
-            data = bytes(data)
+            view = memoryview(data)
+            if not view.c_contiguous:  # as OpenSSL's contexts refuse it
+                raise BufferError("data must be a contiguous buffer")
+            data = view.tobytes()
         if not data:
             return
         if self.total + len(data) > GATHER_LIMIT:
