@@ -24,7 +24,6 @@ from cryptoffload.ciphers._software import MAKE_CONTEXT, SoftwareStream, softwar
 from cryptoffload.core import validate
 from cryptoffload.core._log import log
 from cryptoffload.core.directpath import (
-    FOLD_AT,
     TAIL,
     ChainedCore,
     CipherCore,
@@ -531,10 +530,7 @@ class _ChainedContext(ChainedCore):
             if route is None:
                 self._lane.count(~size)  # folds when due: a long stream's record stays short
             else:
-                pending = self._lane.engine_pending
-                pending.append(size)
-                if len(pending) > FOLD_AT or self._lane.watch_misses:
-                    self._lane.engine_after(route)
+                self._lane.answered(route, size)
         return result
 
     def _enter_held(self, route: Any = None) -> Any:

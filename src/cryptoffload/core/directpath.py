@@ -196,8 +196,7 @@ class PureAeadCore:
         tag length were checked when the object was made; the nonce is bytes of a length the
         mode takes, the data and associated data bytes (or None) of at most AEAD_MAX bytes.
         The session kept for this key (made once per route, ``_open_session``) does the op;
-        its answer is counted in the route's record as ``Lane.settle`` counts one
-        (``engine_after`` folds it when due and ends the watch's run of misses); anything it
+        its answer is counted as ``Lane.settle`` counts one (``Lane.answered``); anything it
         raises goes to ``_engine_failed``, which settles it by the lane's rules and goes on.
         """
         lane = self._lane
@@ -218,16 +217,13 @@ class PureAeadCore:
             self._session = self._open_session(route)
             self._session_route = route
         call = getattr(self._session, kind, None)
-        pending = lane.engine_pending
         if call is None or lane.engine_route is not route:
             return ORDINARY
         try:
             out = call(nonce, data, aad)
         except Exception as exc:
             return self._engine_failed(lane, route, kind, exc, nonce, data, aad)
-        pending.append(n)
-        if len(pending) > FOLD_AT or lane.watch_misses:
-            lane.engine_after(route)
+        lane.answered(route, n)
         return out
 
     def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes:
@@ -378,10 +374,10 @@ class PureChainedCore:
             return size
         return -1
 
-    def _note_held(self, data: bytes, size: int, route: Any, pending: Any) -> None:
+    def _note_held(self, data: bytes, size: int, route: Any) -> None:
         """After an op on the kept context: the bytes count, the input tail, and the op
-        (size 0: none) recorded: ``~size`` tallied for software's, ``size`` in ``pending`` (the
-        route's record) for the engine route's session, the lane folding a long record
+        (size 0: none) recorded: ``~size`` tallied for software's, the engine's answer
+        (``Lane.answered``) for the engine route's session, the lane folding a long record
         (``note_held`` in the compiled twin)."""
         n = len(data)
         self._sw_total += n
@@ -389,9 +385,7 @@ class PureChainedCore:
         if size:
             lane = self._lane
             if route is not None:
-                pending.append(size)
-                if len(pending) > FOLD_AT or lane.watch_misses:
-                    lane.engine_after(route)
+                lane.answered(route, size)
                 return
             lane.tally(~size)
             if len(lane.tally_q) > FOLD_AT:  # a long stream: keep the record short
@@ -404,7 +398,6 @@ class PureChainedCore:
             size = self._held_size(len(data))
             if size >= 0:
                 route = getattr(self, "_sw_route", None)  # unset: software's
-                pending = self._lane.engine_pending if route is not None else None
                 try:
                     out = sw.update(data)
                 except Exception as exc:
@@ -413,7 +406,7 @@ class PureChainedCore:
                     return self._session_failed(route, exc, data, None)  # type: ignore[attr-defined]
                 if out and self._cbc_encrypt:
                     self._sw_out = out if len(out) >= 16 else (self._sw_out + out)[-16:]
-                self._note_held(data, size, route, pending)
+                self._note_held(data, size, route)
                 return out
         return self._update_slow(data)  # type: ignore[attr-defined]
 
@@ -424,7 +417,6 @@ class PureChainedCore:
             size = self._held_size(len(data))
             if size >= 0 and len(buf) >= len(data) + self._block - 1:
                 route = getattr(self, "_sw_route", None)  # unset: software's
-                pending = self._lane.engine_pending if route is not None else None
                 try:
                     k = sw.update_into(data, buf)
                 except Exception as exc:
@@ -433,7 +425,7 @@ class PureChainedCore:
                     return self._session_failed(route, exc, data, buf)  # type: ignore[attr-defined]
                 if k and self._cbc_encrypt:
                     self._sw_out = buf[max(0, k - 16) : k]  # a copy: the caller owns buf
-                self._note_held(data, size, route, pending)
+                self._note_held(data, size, route)
                 return k
         return self._update_into_slow(data, buf)  # type: ignore[attr-defined]
 
@@ -686,7 +678,7 @@ class PureGathered:
     ``spill(key)`` gives the context (``update``, ``_finish``, ``_fork``) the message goes on
     in once it passes :data:`GATHER_LIMIT` bytes. ``update`` gathers (the first piece kept as
     given), ``copy`` forks, ``digest`` / ``finalize`` end the message: ``call``'s answer,
-    counted as the route's op (in the lane's ``engine_pending``, ``engine_after`` when due),
+    counted as the route's op (``Lane.answered``),
     or ``fallback``'s.
     """
 
@@ -761,14 +753,11 @@ class PureGathered:
         n = len(data)
         if route is not lane.engine_route or not lane.engine_floor <= n <= lane.engine_ceiling:
             return fallback(key, data, None, None)
-        pending = lane.engine_pending
         try:
             out = call(data) if self._key is _HASH else call(key, data)
         except Exception as exc:
             return fallback(key, data, route, exc)
-        pending.append(n)
-        if len(pending) > FOLD_AT or lane.watch_misses:
-            lane.engine_after(route)
+        lane.answered(route, n)
         return out
 
     finalize = digest
