@@ -1111,7 +1111,19 @@ def cipher_class(twin: Twin, lane):
         (cipher_core,),
         {
             "__slots__": ("seen",),
-            "_direct_path": (modes, lanes, make, make, stream_cls, gcm_cls, gcm_cls),
+            # no lane with an engine route: chained contexts come from _context
+            "_direct_path": (
+                modes,
+                lanes,
+                make,
+                make,
+                stream_cls,
+                gcm_cls,
+                gcm_cls,
+                {},
+                twin.Context,
+                make,
+            ),
             "_init_slow": slow_init,
             "_context": slow_context,
         },

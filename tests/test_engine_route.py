@@ -392,3 +392,117 @@ def test_a_buffer_that_is_not_contiguous_is_refused_on_the_engine_route_as_crypt
     context.update(memoryview(b"abc"))
     context.update(bytearray(b"def"))
     assert len(context.finalize()) == 32
+
+
+# -- a Cipher context made per message on the engine route ---------------------------------------
+
+#: What a chained context's state is read as: its slots and its compiled core's fields.
+_STATE = (
+    "_alg", "_algorithm", "_chain", "_done", "_encrypt", "_failed", "_held", "_key", "_kind",
+    "_mode", "_slack", "_spent", "_unkept", "_lane", "_block", "_whole_blocks", "_cbc_encrypt",
+    "_sw_route", "_sw_base", "_sw_total", "_sw_in", "_sw_out",
+)  # fmt: skip
+
+
+def _state(context):
+    state = {name: getattr(context, name, "unset") for name in _STATE}
+    state["_sw"] = type(context._sw)
+    return state
+
+
+def _counting_slow_contexts(monkeypatch):
+    made = []
+    slow = Cipher._context
+
+    def counted(self, encrypt):
+        made.append(encrypt)
+        return slow(self, encrypt)
+
+    monkeypatch.setattr(Cipher, "_context", counted)
+    return made
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("encrypt", [True, False], ids=["encrypt", "decrypt"])
+def test_a_context_made_per_message_on_the_engine_route_is_the_one_its_init_makes(
+    mode, encrypt, monkeypatch
+):
+    from cryptoffload.ciphers.base import _ChainedContext
+
+    engine = SessionEngine()
+    provider = Provider([engine])
+    key, iv = os.urandom(16), os.urandom(16)
+    first = Cipher(algorithms.AES(key), MODES[mode][0](iv))
+    with using(provider):
+        first.encryptor()  # the slow way: the lane is noted for the direct path
+        made = _counting_slow_contexts(monkeypatch)
+        cipher = Cipher(algorithms.AES(key), MODES[mode][0](iv))
+        context = cipher.encryptor() if encrypt else cipher.decryptor()
+        assert made == []  # not the slow way
+        lane = provider.lane(f"aes-128-{mode}")
+        assert _state(context) == _state(_ChainedContext(cipher, lane, encrypt))
+        assert context._sw_route is lane.engine_route and engine.sessions == 3
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_messages_each_in_a_new_context_on_the_engine_route_are_right_and_the_engines(mode):
+    engine = SessionEngine()
+    provider = Provider([engine], Policy(min_size={"*": 0}))
+    rng = random.Random(3)
+    key = rng.randbytes(16)
+    with using(provider):
+        for i in range(20):
+            iv, data = rng.randbytes(16), rng.randbytes(16 * rng.randrange(1, 90))
+            ours = Cipher(algorithms.AES(key), MODES[mode][0](iv))
+            plain = PlainCipher(plain_algorithms.AES(key), MODES[mode][1](iv))
+            if i % 2:
+                ct = ours.encryptor().update(data)
+                assert ct == plain.encryptor().update(data)
+            else:
+                context = ours.decryptor()
+                assert context.update(data) + context.finalize() == plain.decryptor().update(data)
+    counted = cell(provider, "sessions", f"aes-128-{mode}")
+    assert counted["ops"] == 20 and engine.sessions == 20
+
+
+class _Keeping(SessionEngine):
+    """Keeps no session (``None``) or fails making one (raises ``fail``), counting the asks."""
+
+    def __init__(self, fail=None):
+        super().__init__("keeping")
+        self.fail = fail
+        self.asked = 0
+
+    def session(self, op):
+        self.asked += 1
+        if self.fail is not None:
+            raise self.fail
+        return None
+
+
+@pytest.mark.parametrize(
+    "fail", [None, RuntimeError("no room for a session")], ids=["none", "raises"]
+)
+def test_an_engine_keeping_no_session_for_a_new_context_is_asked_once_and_runs_its_ops(fail):
+    engine = _Keeping(fail)
+    provider = Provider([engine], Policy(min_size={"*": 0}))
+    key, iv, data = bytes(16), bytes(16), bytes(1400)
+    want = PlainCipher(plain_algorithms.AES(key), plain_modes.CTR(iv)).encryptor().update(data)
+    with using(provider):
+        for i in range(3):
+            context = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
+            assert context._unkept is provider.lane("aes-128-ctr").engine_route
+            assert context._sw is None and engine.asked == i + 1
+            assert context.update(data) == want  # the engine's run, the ordinary way
+    assert cell(provider, "keeping", "aes-128-ctr")["ops"] == 3
+
+
+def test_a_new_context_follows_the_provider_in_force():
+    one, two = Provider([SessionEngine("one")]), Provider([SessionEngine("two")])
+    key, iv, data = bytes(16), bytes(16), bytes(1400)
+    for provider in (one, two, one):
+        with using(provider):
+            for _ in range(2):
+                Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor().update(data)
+    assert cell(one, "one", "aes-128-ctr")["ops"] == 4
+    assert cell(two, "two", "aes-128-ctr")["ops"] == 2

@@ -77,6 +77,9 @@ _DIRECT_MODES = frozenset({"ecb", "cbc", "ctr", "cfb", "cfb8", "ofb", "gcm"})
 #: contexts were last made on.
 _DIRECT_TABLE: dict[type, tuple[str, dict[type, dict[int, str]]]] = {}
 _DIRECT_LANES: dict[str, Lane] = {}
+#: Our name of an AES ECB/CBC/CTR cipher -> the lane with an engine route its chained contexts
+#: were last made on: CipherCore makes them there too, as _ChainedContext's __init__ does.
+_ROUTED_LANES: dict[str, Lane] = {}
 
 
 def _family(algorithm: Any) -> str | None:
@@ -175,6 +178,8 @@ class Cipher(CipherCore):
         lane.fold_due()
         if lane.software_only and self._mode_name in _DIRECT_MODES:
             _DIRECT_LANES[self._alg] = lane  # CipherCore's contexts come from this lane now
+        elif lane.engine_route is not None and self._mode_name in _HOLDABLE:
+            _ROUTED_LANES[self._alg] = lane  # CipherCore's chained contexts: this lane's
         if self._mode_name == "gcm":
             # GHASH runs across calls: an engine that keeps it (open_aead_stream) or software.
             return gcm_context(self, lane, encrypt)
@@ -550,8 +555,7 @@ class _ChainedContext(ChainedCore):
                 if sw is not None and held:
                     sw.update(held)  # as below
             except Exception as exc:
-                log.debug("engine %s keeps no session for %s: %s", route.name, self._alg, exc)
-                sw = None
+                return self._no_session(route, exc)
             if sw is None:
                 self._unkept = route
                 return None
@@ -575,6 +579,12 @@ class _ChainedContext(ChainedCore):
         self._sw_in = (chain or b"") + held if mode == "cbc" and not self._encrypt else held
         self._sw_out = chain or b""
         return sw
+
+    def _no_session(self, route: Any, exc: Exception) -> None:
+        """``route``'s engine failed making this stream's session (``exc``): none is asked for
+        again, and its ops go the ordinary way (which counts them)."""
+        log.debug("engine %s keeps no session for %s: %s", route.name, self._alg, exc)
+        self._unkept = route
 
     def _leave_held(self) -> None:
         """An engine may take the next op: the chaining value and held bytes from the tail."""
@@ -673,4 +683,7 @@ if MAKE_CONTEXT is not None:  # another layout of `cryptography`: every Cipher t
         _DirectContext,
         GcmDirectEncryptor,
         GcmDirectDecryptor,
+        _ROUTED_LANES,
+        _ChainedContext,
+        CipherOp,
     )

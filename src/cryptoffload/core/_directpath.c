@@ -43,6 +43,8 @@ static PyObject *str_direct, *str_key, *str_provider, *str_backend, *str_finaliz
     *str_copy, *str_slow_init, *str_slow_finalize, *str_slow_verify, *str_slow_copy;
 static PyObject *str_open_session, *str_engine_failed, *str_engine_after, *str_append,
     *str_session_failed, *str_fork, *str_finish;
+static PyObject *str_engine, *str_session, *str_nonce, *str_initialization_vector,
+    *str_no_session;
 
 /* Sizes a record holds before it is folded (counters.FOLD_AT; a test checks they agree). */
 #define FOLD_AT 4096
@@ -814,6 +816,20 @@ invalid_tag_raised(void)
     return invalid_tag != NULL && PyErr_ExceptionMatches(invalid_tag);
 }
 
+/* The exception set, taken out as one object with its traceback attached (new reference). */
+static PyObject *
+raised_exception(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+}
+
 /* Record n for a failed tag, the InvalidTag going on (a record failure replaces it). */
 static void
 record_failed_tag(LaneCore *core, Py_ssize_t n)
@@ -989,19 +1005,13 @@ engine_route(AeadCore *self, int call, PyObject *const *args, Py_ssize_t n)
             Py_CLEAR(out);
     }
     else if (PyErr_ExceptionMatches(PyExc_Exception)) {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (tb != NULL)
-            PyException_SetTraceback(value, tb);
+        PyObject *value = raised_exception();
         PyObject *stack[9] = {NULL, (PyObject *)self, (PyObject *)core, route,
                               call == ENCRYPT ? str_encrypt : str_decrypt, value,
                               nonce, data, aad};
         out = PyObject_VectorcallMethod(str_engine_failed, stack + 1,
                                         8 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-        Py_XDECREF(type);
         Py_XDECREF(value);
-        Py_XDECREF(tb);
         if (out == NULL && !PyErr_Occurred())
             PyErr_SetString(PyExc_SystemError, "_engine_failed returned no result");
     }
@@ -1416,16 +1426,10 @@ held_lane(ChainedCore *self, Py_ssize_t n, Py_ssize_t *size, int *failed, PyObje
 static PyObject *
 session_failed(ChainedCore *self, PyObject *route, PyObject *data, PyObject *buf)
 {
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (tb != NULL)
-        PyException_SetTraceback(value, tb);
+    PyObject *value = raised_exception();
     PyObject *stack[5] = {(PyObject *)self, route, value, data, buf};
     PyObject *out = PyObject_VectorcallMethod(str_session_failed, stack, 5, NULL);
-    Py_XDECREF(type);
     Py_XDECREF(value);
-    Py_XDECREF(tb);
     return out;
 }
 
@@ -2228,16 +2232,10 @@ gathered_final(Gathered *self, PyObject *unused)
                 Py_CLEAR(out);
         }
         else if (PyErr_ExceptionMatches(PyExc_Exception)) {
-            PyObject *type, *value, *tb;
-            PyErr_Fetch(&type, &value, &tb);
-            PyErr_NormalizeException(&type, &value, &tb);
-            if (tb != NULL)
-                PyException_SetTraceback(value, tb);
+            PyObject *value = raised_exception();
             PyObject *fargs[4] = {key, data, route, value};
             out = PyObject_Vectorcall(PyTuple_GET_ITEM(how, G_FALLBACK), fargs, 4, NULL);
-            Py_XDECREF(type);
             Py_XDECREF(value);
-            Py_XDECREF(tb);
         }
         Py_DECREF(pending);
     }
@@ -3276,7 +3274,19 @@ static PyTypeObject AeadStreamCoreType = {
  * (our name of the mode, a dict from an algorithm's class to a dict from its key's length to
  * our name of the pair); `lanes` maps such a name to a software-only lane. */
 
-enum { C_MODES, C_LANES, C_MAKE_ENC, C_MAKE_DEC, C_STREAM, C_GCM_ENC, C_GCM_DEC, C_FIELDS };
+enum {
+    C_MODES,
+    C_LANES,
+    C_MAKE_ENC,
+    C_MAKE_DEC,
+    C_STREAM,
+    C_GCM_ENC,
+    C_GCM_DEC,
+    C_ROUTED,  /* our name -> the lane with an engine route its chained contexts were made on */
+    C_CHAINED, /* the chained context's class (a ChainedCore) */
+    C_OP,      /* CipherOp: what a session is asked for */
+    C_FIELDS
+};
 
 /* What the construction found: no direct path, a stream mode's, GCM's without a tag in the
  * mode, GCM's with one (a decryption only). */
@@ -3358,7 +3368,11 @@ cipher_spec(PyTypeObject *type)
                              &AeadStreamCoreType)
         || !PyType_Check(PyTuple_GET_ITEM(spec, C_GCM_DEC))
         || !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(spec, C_GCM_DEC),
-                             &AeadStreamCoreType))
+                             &AeadStreamCoreType)
+        || !PyDict_CheckExact(PyTuple_GET_ITEM(spec, C_ROUTED))
+        || !PyType_Check(PyTuple_GET_ITEM(spec, C_CHAINED))
+        || !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(spec, C_CHAINED), &ChainedCoreType)
+        || !PyCallable_Check(PyTuple_GET_ITEM(spec, C_OP)))
         spec = NULL;
     if (version_valid(type)) {
         seen[next].type = type;
@@ -3464,8 +3478,249 @@ cipher_init(CipherCore *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
+static PyObject *software_context(CipherCore *self, PyObject *spec, char kind, int encrypt,
+                                  int *failed);
+
+/* The Python slots a chained context's __init__ sets (ChainedCore's own fields aside). */
+enum {
+    S_ALG,
+    S_ALGORITHM,
+    S_CHAIN,
+    S_DONE,
+    S_ENCRYPT,
+    S_FAILED,
+    S_HELD,
+    S_KEY,
+    S_KIND,
+    S_MODE,
+    S_SLACK,
+    S_SPENT,
+    S_SW_BASE,
+    S_UNKEPT,
+    SLOTS
+};
+static const char *const slot_names[SLOTS] = {
+    "_alg",  "_algorithm", "_chain", "_done",  "_encrypt", "_failed",  "_held",
+    "_key",  "_kind",      "_mode",  "_slack", "_spent",   "_sw_base", "_unkept",
+};
+
+/* The offsets of `type`'s slots named in slot_names: 1 when each is a writable object slot
+ * (__slots__), 0 when not (its contexts are made the slow way), -1 with an error set. */
+static int
+chained_slots(PyTypeObject *type, Py_ssize_t offsets[SLOTS])
+{
+    static PyTypeObject *seen_type = NULL;
+    static unsigned int seen_version = 0;
+    static Py_ssize_t seen[SLOTS];
+    static int seen_ok = 0;
+    if (seen_type == type && seen_version == type->tp_version_tag && version_valid(type)) {
+        memcpy(offsets, seen, sizeof(seen));
+        return seen_ok;
+    }
+    int ok = 1;
+    for (int i = 0; i < SLOTS && ok; i++) {
+        PyObject *name = PyUnicode_InternFromString(slot_names[i]);
+        if (name == NULL)
+            return -1;
+        PyObject *found = _PyType_Lookup(type, name); /* borrowed */
+        Py_DECREF(name);
+        if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type)) {
+            ok = 0;
+            break;
+        }
+        PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
+        if (member->type != T_OBJECT_EX || (member->flags & READONLY))
+            ok = 0;
+        else
+            offsets[i] = member->offset;
+    }
+    if (version_valid(type)) {
+        seen_type = type;
+        seen_version = type->tp_version_tag;
+        memcpy(seen, offsets, sizeof(seen));
+        seen_ok = ok;
+    }
+    return ok;
+}
+
+/* obj's slot at `offset` := value (a new reference taken). */
+static inline void
+put_slot(PyObject *obj, Py_ssize_t offset, PyObject *value)
+{
+    PyObject **slot = (PyObject **)((char *)obj + offset);
+    Py_XSETREF(*slot, Py_NewRef(value));
+}
+
+/* bytes(value) for the chaining value a mode gives (new reference). */
+static PyObject *
+chain_bytes(PyObject *value)
+{
+    if (PyBytes_CheckExact(value))
+        return Py_NewRef(value);
+    return PyBytes_FromObject(value);
+}
+
+/* A chained context (the spec's C_CHAINED class) for AES in ECB, CBC or CTR on the lane
+ * C_ROUTED holds for _alg, when that lane's provider is the one in force and it has an engine
+ * route: the state its __init__ sets, and the route's session asked for as its _enter_held
+ * asks (kept as _sw, or the route noted in _unkept when the engine keeps none). NULL with no
+ * error when __init__ must make it (an exception making the session included: the slow path
+ * asks again and logs why), or NULL with an error set (*failed = 1). */
+static PyObject *
+routed_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
+{
+    PyObject *lane = PyDict_GetItemWithError(PyTuple_GET_ITEM(spec, C_ROUTED), self->alg);
+    if (lane == NULL) {
+        if (PyErr_Occurred())
+            *failed = 1;
+        return NULL;
+    }
+    if (!PyObject_TypeCheck(lane, &LaneCoreType))
+        return NULL;
+    LaneCore *core = (LaneCore *)lane;
+    if (core->engine_route == NULL || core->engine_route == Py_None)
+        return NULL;
+    PyObject *provider = in_force(self->provider, failed);
+    if (provider == NULL || provider != core->provider || self->mode_name == NULL
+        || !PyUnicode_Check(self->mode_name))
+        return NULL;
+    int ecb = PyUnicode_CompareWithASCIIString(self->mode_name, "ecb") == 0;
+    int cbc = !ecb && PyUnicode_CompareWithASCIIString(self->mode_name, "cbc") == 0;
+    int ctr = !ecb && !cbc && PyUnicode_CompareWithASCIIString(self->mode_name, "ctr") == 0;
+    if (!ecb && !cbc && !ctr)
+        return NULL;
+    PyTypeObject *type = (PyTypeObject *)PyTuple_GET_ITEM(spec, C_CHAINED);
+    Py_ssize_t offsets[SLOTS];
+    int slots = chained_slots(type, offsets);
+    if (slots <= 0) {
+        *failed = slots < 0;
+        return NULL;
+    }
+    PyObject *key = PyObject_GetAttr(self->algorithm, str_key);
+    if (key == NULL || !PyBytes_CheckExact(key)) {
+        Py_XDECREF(key);
+        if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception))
+            *failed = 1;
+        else
+            PyErr_Clear();
+        return NULL;
+    }
+    PyObject *chain = Py_NewRef(Py_None);
+    if (!ecb) {
+        PyObject *given = PyObject_GetAttr(self->mode, ctr ? str_nonce : str_initialization_vector);
+        Py_SETREF(chain, given == NULL ? NULL : chain_bytes(given));
+        Py_XDECREF(given);
+        if (chain == NULL) {
+            Py_DECREF(key);
+            if (!PyErr_ExceptionMatches(PyExc_Exception))
+                *failed = 1;
+            else
+                PyErr_Clear(); /* the slow path says why */
+            return NULL;
+        }
+    }
+    Py_INCREF(lane); /* held across the Python below */
+    PyObject *out = NULL, *route = NULL, *engine = NULL, *op = NULL, *sw = NULL;
+    PyObject *empty = PyBytes_FromStringAndSize(NULL, 0);
+    PyObject *q = core->tally_q;
+    if (empty == NULL)
+        goto fail;
+    if (q != NULL && Py_IS_TYPE(q, &SizeLogType) && ((SizeLog *)q)->len > FOLD_AT) {
+        PyObject *folded = PyObject_CallMethodNoArgs(lane, str_fold_due);
+        if (folded == NULL)
+            goto fail;
+        Py_DECREF(folded);
+    }
+    out = type->tp_alloc(type, 0);
+    if (out == NULL)
+        goto fail;
+    ChainedCore *context = (ChainedCore *)out;
+    put_slot(out, offsets[S_ALG], self->alg);
+    put_slot(out, offsets[S_MODE], self->mode_name);
+    put_slot(out, offsets[S_KEY], key);
+    context->block = 16;
+    context->has_block = 1;
+    context->lane_is_core = (char)set_lane(&context->lane, lane);
+    put_slot(out, offsets[S_ENCRYPT], encrypt ? Py_True : Py_False);
+    put_slot(out, offsets[S_KIND], encrypt ? str_encrypt : str_decrypt);
+    context->whole_blocks = Py_NewRef(ctr ? Py_False : Py_True);
+    PyObject *slack = PyLong_FromLong(ctr ? 0 : 15);
+    if (slack == NULL)
+        goto fail;
+    put_slot(out, offsets[S_SLACK], slack);
+    Py_DECREF(slack);
+    put_slot(out, offsets[S_CHAIN], chain);
+    put_slot(out, offsets[S_HELD], empty);
+    put_slot(out, offsets[S_DONE], Py_False);
+    put_slot(out, offsets[S_SPENT], Py_False);
+    put_slot(out, offsets[S_ALGORITHM], self->algorithm);
+    context->cbc_encrypt = Py_NewRef(cbc && encrypt ? Py_True : Py_False);
+    context->sw = Py_NewRef(Py_None);
+    context->sw_route = Py_NewRef(Py_None);
+    put_slot(out, offsets[S_FAILED], Py_None);
+    put_slot(out, offsets[S_UNKEPT], Py_None);
+    /* _enter_held(route): the session its engine keeps for this stream */
+    route = Py_NewRef(core->engine_route);
+    engine = PyObject_GetAttr(route, str_engine);
+    if (engine == NULL)
+        goto fail;
+    PyObject *fields[6] = {self->alg, encrypt ? str_encrypt : str_decrypt, key, chain, Py_None,
+                           Py_None};
+    op = PyObject_Vectorcall(PyTuple_GET_ITEM(spec, C_OP), fields, 6, NULL);
+    if (op == NULL)
+        goto fail;
+    PyObject *call[2] = {engine, op};
+    sw = PyObject_VectorcallMethod(str_session, call, 2, NULL);
+    if (sw == NULL && PyErr_ExceptionMatches(PyExc_Exception)) {
+        /* context._no_session(route, exc): the engine keeps none; logged there */
+        PyObject *exc = raised_exception();
+        PyObject *said[3] = {out, route, exc};
+        PyObject *done = PyObject_VectorcallMethod(str_no_session, said, 3, NULL);
+        Py_XDECREF(exc);
+        if (done == NULL)
+            goto fail;
+        Py_DECREF(done);
+        goto done;
+    }
+    if (sw == NULL)
+        goto fail;
+    if (sw == Py_None)
+        put_slot(out, offsets[S_UNKEPT], route);
+    else {
+        if (set_bound(&context->sw, context->calls, chain_call_names, CHAIN_CALLS, sw) < 0)
+            goto fail;
+        Py_SETREF(context->sw_route, Py_NewRef(route));
+        put_slot(out, offsets[S_SW_BASE], chain);
+        context->sw_total = 0;
+        context->has_sw_total = 1;
+        /* CBC decryption's input tail starts with its chaining value; CBC encryption's output
+         * tail is its chaining value (ECB's: nothing) */
+        Py_XSETREF(context->sw_in, Py_NewRef(cbc && !encrypt ? chain : empty));
+        Py_XSETREF(context->sw_out, Py_NewRef(ecb ? empty : chain));
+        context->out_inline = 0;
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+    if (PyErr_ExceptionMatches(PyExc_Exception))
+        PyErr_Clear(); /* __init__ makes it, and says why */
+    else
+        *failed = 1;
+done:
+    Py_XDECREF(sw);
+    Py_XDECREF(op);
+    Py_XDECREF(engine);
+    Py_XDECREF(route);
+    Py_XDECREF(empty);
+    Py_DECREF(chain);
+    Py_DECREF(key);
+    Py_DECREF(lane);
+    return out;
+}
+
 /* A context on the direct path for encryption (encrypt) or decryption, or NULL with no error
- * when the slow path must make it, or NULL with an error set (*failed = 1). */
+ * when the slow path must make it, or NULL with an error set (*failed = 1): software's
+ * OpenSSL context on a lane no engine claims, else a chained context on the engine route. */
 static PyObject *
 cipher_context(CipherCore *self, int encrypt, int *failed)
 {
@@ -3475,6 +3730,16 @@ cipher_context(CipherCore *self, int encrypt, int *failed)
     PyObject *spec = cipher_spec(Py_TYPE(self));
     if (spec == NULL)
         return NULL;
+    PyObject *out = software_context(self, spec, kind, encrypt, failed);
+    if (out == NULL && !*failed && kind == K_STREAM)
+        out = routed_context(self, spec, encrypt, failed);
+    return out;
+}
+
+/* software_context: cipher_context's first way, OpenSSL's context made here. */
+static PyObject *
+software_context(CipherCore *self, PyObject *spec, char kind, int encrypt, int *failed)
+{
     PyObject *lane = PyDict_GetItemWithError(PyTuple_GET_ITEM(spec, C_LANES), self->alg);
     if (lane == NULL) {
         if (PyErr_Occurred())
@@ -4176,6 +4441,11 @@ PyInit__directpath(void)
     INTERN(str_validate_for_algorithm, "validate_for_algorithm");
     INTERN(str_slow_context, "_context");
     INTERN(str_key, "key");
+    INTERN(str_engine, "engine");
+    INTERN(str_session, "session");
+    INTERN(str_no_session, "_no_session");
+    INTERN(str_nonce, "nonce");
+    INTERN(str_initialization_vector, "initialization_vector");
     INTERN(str_provider, "provider");
     INTERN(str_backend, "backend");
     INTERN(str_finalize, "finalize");
@@ -4268,7 +4538,7 @@ PyInit__directpath(void)
         return NULL;
     }
     /* What directpath.py expects (its API): a build left from older sources is not used. */
-    if (PyModule_AddIntConstant(module, "API", 8) < 0) {
+    if (PyModule_AddIntConstant(module, "API", 9) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -87,7 +87,7 @@ _using = CURRENT.get  # bound once: no method lookup per op
 
 #: The compiled module's API this module expects (``_directpath.API``): bumped with each
 #: change of what the two share, so that a build left from older sources is not used.
-API = 8
+API = 9
 
 #: Pending sizes a counters' record holds before it is folded into the totals (the compiled
 #: twin has its own copy, ``_directpath.FOLD_AT``; a test checks that both agree).
@@ -856,10 +856,12 @@ class PureCipherCore:
     """``Cipher(algorithm, mode)`` and its contexts on a lane no engine claims.
 
     The subclass describes its direct path in ``_direct_path``: ``(modes, lanes, make_encryptor,
-    make_decryptor, stream_class, gcm_encryptor_class, gcm_decryptor_class)``. ``modes`` maps a
-    mode's class to (our name of the mode, a dict from an algorithm's class to a dict from its
-    key's length to our name of the pair), ``lanes`` our names to lanes; the subclass fills
-    both as its slow path makes ciphers and contexts.
+    make_decryptor, stream_class, gcm_encryptor_class, gcm_decryptor_class, routed_lanes,
+    chained_class, cipher_op)``. ``modes`` maps a mode's class to (our name of the mode, a dict
+    from an algorithm's class to a dict from its key's length to our name of the pair),
+    ``lanes`` our names to lanes, ``routed_lanes`` our names of ECB, CBC and CTR ciphers to
+    lanes with an engine route; the subclass fills the three as its slow path makes ciphers and
+    contexts.
 
     Construction takes this path for ``(algorithm, mode[, backend])`` with no keywords when
     ``modes`` names the pair for the key (``bytes``) and the mode's own check
@@ -875,8 +877,17 @@ class PureCipherCore:
     ``using`` block's, else the default), and the maker gives OpenSSL's context for
     ``(algorithm, mode)``: first the lane folds a record past :data:`FOLD_AT`, then the context
     is a new ``stream_class`` (a :class:`DirectStreamCore`) or GCM's class (an
-    :class:`AeadStreamCore`), with ``_ctx`` and ``_lane`` set (no ``__init__``). Else
-    ``_context(encrypt)``.
+    :class:`AeadStreamCore`), with ``_ctx`` and ``_lane`` set (no ``__init__``).
+
+    Else, for ECB, CBC or CTR with a ``bytes`` key, when ``routed_lanes`` has a lane for
+    ``_alg`` whose provider is the one in force and which has an ``engine_route``: the lane
+    folds a long record, and the context is ``chained_class(self, lane, encrypt)`` (a
+    :class:`ChainedCore` whose ``__slots__`` hold the state its ``__init__`` sets, which asks the
+    route's engine for its session with ``cipher_op``). The compiled twin sets that state and
+    asks for the session itself, without ``__init__``'s frames; when the engine raises making the
+    session it calls the context's ``_no_session(route, exc)``, as ``__init__`` does.
+
+    Anything else: ``_context(encrypt)``.
     """
 
     __slots__ = ("_alg", "_kind", "_mode_name", "_provider", "algorithm", "mode")
@@ -934,7 +945,7 @@ class PureCipherCore:
             or lane.direct_above != -1
             or (self._provider or _using() or DEFAULT_BOX[0]) is not lane.provider
         ):
-            return None
+            return self._routed_context(spec, encrypt) if kind == _K_STREAM else None
         if len(lane.tally_q) > FOLD_AT:
             lane.fold_due()
         try:
@@ -947,6 +958,23 @@ class PureCipherCore:
         if kind != _K_STREAM:
             context._total, context._counted, context._encrypt = 0, False, encrypt
         return context
+
+    def _routed_context(self, spec: tuple, encrypt: bool) -> Any:
+        lane = spec[7].get(self._alg)
+        if (
+            not isinstance(lane, PureLaneCore)
+            or lane.engine_route is None
+            or (self._provider or _using() or DEFAULT_BOX[0]) is not lane.provider
+            or self._mode_name not in ("ecb", "cbc", "ctr")
+            or getattr(self.algorithm, "key", None).__class__ is not bytes
+        ):
+            return None
+        if len(lane.tally_q) > FOLD_AT:
+            lane.fold_due()
+        try:
+            return spec[8](self, lane, encrypt)
+        except Exception:  # the slow path makes it, and says why
+            return None
 
     def encryptor(self) -> Any:
         """A context that encrypts what is passed to ``update``."""
@@ -967,12 +995,15 @@ def _cipher_spec(cls: type) -> tuple | None:
     spec = getattr(cls, "_direct_path", None)
     if (
         spec.__class__ is not tuple
-        or len(spec) != 7
+        or len(spec) != 10
         or spec[0].__class__ is not dict
         or spec[1].__class__ is not dict
         or not (isinstance(spec[4], type) and issubclass(spec[4], PureDirectStreamCore))
         or not (isinstance(spec[5], type) and issubclass(spec[5], PureAeadStreamCore))
         or not (isinstance(spec[6], type) and issubclass(spec[6], PureAeadStreamCore))
+        or spec[7].__class__ is not dict
+        or not (isinstance(spec[8], type) and issubclass(spec[8], PureChainedCore))
+        or not callable(spec[9])
     ):
         return None
     return spec

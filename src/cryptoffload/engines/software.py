@@ -188,33 +188,25 @@ class SoftwareEngine:
 
         None for other families and algorithms, a device key, and a subclass that defines its
         own ``run``."""
+        family = op.family
         if (
-            op.family not in _SESSION_FAMILIES
-            or isinstance(op.key if op.family != "hash" else None, DeviceKey)
+            family not in _SESSION_FAMILIES
             or type(self).run is not SoftwareEngine.run
             or "run" in vars(self)
         ):
             return None
+        if family == "cipher":  # first: a chained Cipher context asks for one per message
+            return _cipher_session(op)
+        if family != "hash" and isinstance(op.key, DeviceKey):
+            return None
         alg = op.alg
-        if op.family == "hash":
+        if family == "hash":
             return _HashSession(alg) if alg in HASH_NAMES and alg not in XOF_NAMES else None
         if op.family == "mac":
             base = alg[5:]
             if not alg.startswith("hmac-") or base not in HASH_NAMES or base in XOF_NAMES:
                 return None
             return _HmacSession(base)
-        if op.family == "cipher":
-            mode = alg.rsplit("-", 1)[-1]
-            if mode not in ("ecb", "cbc", "ctr"):
-                return None
-            if _MAKE_CONTEXT is None:
-                cipher = _whole_cipher(op)
-                return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
-            # What `cryptography`'s encryptor and decryptor call, the key's algorithm object
-            # kept (the provider validated key and IV: no second check of them here).
-            algorithm = _KEYED.get(_keyed_cipher, op.key, alg)
-            make = _MAKE_CONTEXT[0 if op.kind == "encrypt" else 1]
-            return make(algorithm, cipher_mode(mode, op.iv))
         if alg.startswith("aes-") and alg.endswith("-gcm"):
             return AESGCM(op.key) if op.tag_length == 16 else None
         if alg.startswith("aes-") and alg.endswith("-ccm"):
@@ -234,6 +226,34 @@ try:  # what `cryptography`'s Cipher.encryptor and decryptor call
     )
 except AttributeError:  # another layout of `cryptography`: its Cipher
     _MAKE_CONTEXT = None
+
+
+#: Our cipher names SoftwareEngine.session has been asked for -> the mode's class (None for
+#: ECB), or False for one it keeps no session for (not ECB, CBC or CTR).
+_SESSION_MODES: dict[str, Any] = {}
+
+
+def _cipher_session(op: Any) -> Any:
+    """OpenSSL's context for a block cipher in ECB, CBC or CTR from ``op``'s chaining value on
+    (`cryptography`'s own object without ``_MAKE_CONTEXT``); None for other modes and a device
+    key."""
+    alg = op.alg
+    mode_class = _SESSION_MODES.get(alg)
+    if mode_class is None and alg not in _SESSION_MODES:
+        mode = alg.rsplit("-", 1)[-1]
+        mode_class = _MODES[mode] if mode in ("cbc", "ctr") else None if mode == "ecb" else False
+        _SESSION_MODES[alg] = mode_class
+    key = op.key
+    if mode_class is False or (key.__class__ is not bytes and isinstance(key, DeviceKey)):
+        return None
+    if _MAKE_CONTEXT is None:
+        cipher = _whole_cipher(op)
+        return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
+    # What `cryptography`'s encryptor and decryptor call, the key's algorithm object kept
+    # (the provider validated key and IV: no second check of them here).
+    algorithm = _KEYED.get(_keyed_cipher, key, alg)
+    mode_object = modes.ECB() if mode_class is None else mode_class(op.iv)
+    return _MAKE_CONTEXT[op.kind != "encrypt"](algorithm, mode_object)
 
 
 def _keyed_cipher(key: bytes, alg: str) -> Any:
