@@ -31,10 +31,13 @@ class KeyedObjects:
     options so that ops under one key pay its key schedule once. Bytes keys only; at most
     :data:`LIMIT` kept."""
 
-    __slots__ = ("_kept",)
+    __slots__ = ("_kept", "peek")
 
     def __init__(self) -> None:
         self._kept: dict[tuple[Any, ...], Any] = {}
+        #: ``peek((make, key, *options))``: the object kept, or None (no Python frame: for a
+        #: caller that asks per op and makes it with :meth:`get` when none is kept).
+        self.peek: Callable[[tuple[Any, ...]], Any] = self._kept.get
 
     def get(self, make: Callable[..., Any], key: Any, *options: Any) -> Any:
         """``make(key, *options)``, the one kept if made before."""

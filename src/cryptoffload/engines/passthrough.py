@@ -31,11 +31,15 @@ class PassThroughEngine:
         from cryptoffload.engines.software import SoftwareEngine
 
         if self._software is None:
-            self._software = SoftwareEngine()
+            self._software = software = SoftwareEngine()
             if type(self).run is PassThroughEngine.run:
                 # The software engine's own run, bound: every op on this engine one frame
                 # shorter (a subclass that defines run keeps its own).
-                self.run = self._software.run  # type: ignore[method-assign]
+                self.run = software.run  # type: ignore[method-assign]
+                if type(self).session is PassThroughEngine.session:
+                    # And its session, bound too (one is asked for per Cipher context):
+                    # dropped again if this object is given a run of its own (__setattr__).
+                    vars(self)["session"] = software.session
         # No size threshold of its own: the built-in ones (policy.DEFAULT_MIN_SIZE, small
         # AES-CBC/CTR/ECB to software) pay a device's round trip back, and this engine has
         # none; without this, aioquic's 16-byte header-protection blocks stayed on software.
@@ -50,6 +54,11 @@ class PassThroughEngine:
             self.probe()
             software = self._software
         return software.run(op)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "run" and "session" in vars(self):
+            del vars(self)["session"]  # its own run: its ops keep going through it
+        object.__setattr__(self, name, value)
 
     def session(self, op: Any) -> Any:
         """The software engine's session for ``op``'s key (see ``SoftwareEngine.session``); none

@@ -196,7 +196,23 @@ class SoftwareEngine:
         ):
             return None
         if family == "cipher":  # first: a chained Cipher context asks for one per message
-            return _cipher_session(op)
+            alg = op.alg
+            mode_class = _SESSION_MODES.get(alg, _UNSEEN)
+            if mode_class is _UNSEEN:
+                mode_class = _session_mode(alg)
+            key = op.key
+            if mode_class is False or (key.__class__ is not bytes and isinstance(key, DeviceKey)):
+                return None
+            if _MAKE_CONTEXT is None:
+                cipher = _whole_cipher(op)
+                return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
+            # What `cryptography`'s encryptor and decryptor call, the key's algorithm object
+            # kept (the provider validated key and IV: no second check of them here).
+            algorithm = _KEYED.peek((_keyed_cipher, key, alg))
+            if algorithm is None:
+                algorithm = _KEYED.get(_keyed_cipher, key, alg)
+            mode_object = modes.ECB() if mode_class is None else mode_class(op.iv)
+            return _MAKE_CONTEXT[op.kind != "encrypt"](algorithm, mode_object)
         if family != "hash" and isinstance(op.key, DeviceKey):
             return None
         alg = op.alg
@@ -231,29 +247,16 @@ except AttributeError:  # another layout of `cryptography`: its Cipher
 #: Our cipher names SoftwareEngine.session has been asked for -> the mode's class (None for
 #: ECB), or False for one it keeps no session for (not ECB, CBC or CTR).
 _SESSION_MODES: dict[str, Any] = {}
+_UNSEEN = object()
 
 
-def _cipher_session(op: Any) -> Any:
-    """OpenSSL's context for a block cipher in ECB, CBC or CTR from ``op``'s chaining value on
-    (`cryptography`'s own object without ``_MAKE_CONTEXT``); None for other modes and a device
-    key."""
-    alg = op.alg
-    mode_class = _SESSION_MODES.get(alg)
-    if mode_class is None and alg not in _SESSION_MODES:
-        mode = alg.rsplit("-", 1)[-1]
-        mode_class = _MODES[mode] if mode in ("cbc", "ctr") else None if mode == "ecb" else False
-        _SESSION_MODES[alg] = mode_class
-    key = op.key
-    if mode_class is False or (key.__class__ is not bytes and isinstance(key, DeviceKey)):
-        return None
-    if _MAKE_CONTEXT is None:
-        cipher = _whole_cipher(op)
-        return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
-    # What `cryptography`'s encryptor and decryptor call, the key's algorithm object kept
-    # (the provider validated key and IV: no second check of them here).
-    algorithm = _KEYED.get(_keyed_cipher, key, alg)
-    mode_object = modes.ECB() if mode_class is None else mode_class(op.iv)
-    return _MAKE_CONTEXT[op.kind != "encrypt"](algorithm, mode_object)
+def _session_mode(alg: str) -> Any:
+    """The mode class :meth:`SoftwareEngine.session` makes ``alg``'s contexts with (None for
+    ECB; False: it keeps none, not ECB, CBC or CTR), noted in :data:`_SESSION_MODES`."""
+    mode = alg.rsplit("-", 1)[-1]
+    mode_class = _MODES[mode] if mode in ("cbc", "ctr") else None if mode == "ecb" else False
+    _SESSION_MODES[alg] = mode_class
+    return mode_class
 
 
 def _keyed_cipher(key: bytes, alg: str) -> Any:
