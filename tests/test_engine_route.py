@@ -506,3 +506,29 @@ def test_a_new_context_follows_the_provider_in_force():
                 Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor().update(data)
     assert cell(one, "one", "aes-128-ctr")["ops"] == 4
     assert cell(two, "two", "aes-128-ctr")["ops"] == 2
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_finalize_on_a_session_kept_context_keeps_cryptographys_rules(mode):
+    from cryptography.exceptions import AlreadyFinalized
+
+    provider = Provider([SessionEngine()], Policy(min_size={"*": 0}))
+    key, iv = bytes(16), bytes(16)
+    cipher = Cipher(algorithms.AES(key), MODES[mode][0](iv), provider=provider)
+    plain = PlainCipher(plain_algorithms.AES(key), MODES[mode][1](iv))
+    context = cipher.encryptor()
+    assert context._sw_route is not None  # the session's
+    assert context.update(bytes(40)) == plain.encryptor().update(bytes(40))
+    if mode == "ctr":
+        assert context.finalize() == b""
+    else:  # 8 bytes of a block left: `cryptography`'s ValueError, the context done
+        with pytest.raises(ValueError, match="multiple of 16 bytes"):
+            context.finalize()
+    assert context._done and context._sw is None
+    with pytest.raises(AlreadyFinalized):
+        context.finalize()
+    with pytest.raises(AlreadyFinalized):
+        context.update(b"x")
+    whole = cipher.decryptor()
+    whole.update(bytes(48))
+    assert whole.finalize() == b"" and whole._done and whole._sw_route is None

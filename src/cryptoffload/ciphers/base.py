@@ -274,7 +274,6 @@ class _ChainedContext(ChainedCore):
         "_alg",
         "_algorithm",
         "_chain",
-        "_done",
         "_encrypt",
         "_failed",
         "_held",
@@ -656,7 +655,8 @@ class _ChainedContext(ChainedCore):
         self._sw = None
         self._sw_route = None
 
-    def finalize(self) -> bytes:
+    def _finalize_slow(self) -> bytes:
+        """``finalize`` past ChainedCore's (see cryptoffload.core.directpath)."""
         if self._done:
             raise AlreadyFinalized("Context was already finalized.")
         self._done = True

@@ -1178,6 +1178,8 @@ typedef struct {
     /* _sw_route: None (or unset) while _sw is software's kept context; the lane's route when
      * it is that route's engine's session (the engine route: its ops are the engine's). */
     PyObject *sw_route;
+    /* _done: finalized */
+    char done;
 } ChainedCore;
 
 static PyObject **const chain_call_names[CHAIN_CALLS] = {&str_update, &str_update_into};
@@ -1360,6 +1362,7 @@ static PyMemberDef chained_members[] = {
     {"_cbc_encrypt", T_OBJECT_EX, offsetof(ChainedCore, cbc_encrypt), 0, NULL},
     {"_sw_route", T_OBJECT, offsetof(ChainedCore, sw_route), 0,
      "The route whose engine's session _sw is; None: _sw is software's."},
+    {"_done", T_BOOL, offsetof(ChainedCore, done), 0, "Finalized."},
     {NULL},
 };
 
@@ -1681,7 +1684,35 @@ chained_update_into(ChainedCore *self, PyObject *const *args, Py_ssize_t nargs,
     return slow(self, str_slow_update_into, args, nargs, kwnames);
 }
 
+/* finalize(): with a kept context (software's or the engine route's session) and no partial
+ * block ECB or CBC would refuse, the context is done here (nothing is held, so nothing comes
+ * out); anything else is _finalize_slow's (AlreadyFinalized, the partial block's error, the
+ * chaining value and held bytes). */
+static PyObject *
+chained_finalize(ChainedCore *self, PyObject *unused)
+{
+    if (!self->done && self->sw != NULL && self->sw != Py_None && self->has_sw_total
+        && self->has_block && self->block > 0 && self->whole_blocks != NULL) {
+        Py_ssize_t left = self->sw_total % self->block;
+        if (left < 0)
+            left += self->block;
+        int whole = truth(self->whole_blocks);
+        if (whole < 0)
+            return NULL;
+        if (!whole || !left) {
+            if (set_bound(&self->sw, self->calls, chain_call_names, CHAIN_CALLS, Py_None) < 0)
+                return NULL;
+            Py_XSETREF(self->sw_route, Py_NewRef(Py_None));
+            self->done = 1;
+            return PyBytes_FromStringAndSize(NULL, 0);
+        }
+    }
+    return PyObject_CallMethodNoArgs((PyObject *)self, str_slow_finalize);
+}
+
 static PyMethodDef chained_methods[] = {
+    {"finalize", (PyCFunction)chained_finalize, METH_NOARGS,
+     PyDoc_STR("finalize() -> b'' (ECB and CBC: ValueError for a partial block left)")},
     {"update", (PyCFunction)(void (*)(void))chained_update, METH_FASTCALL | METH_KEYWORDS,
      PyDoc_STR("update(data) -> the output for data (ECB and CBC hold a partial block back)")},
     {"update_into", (PyCFunction)(void (*)(void))chained_update_into,
@@ -3486,7 +3517,6 @@ enum {
     S_ALG,
     S_ALGORITHM,
     S_CHAIN,
-    S_DONE,
     S_ENCRYPT,
     S_FAILED,
     S_HELD,
@@ -3500,8 +3530,8 @@ enum {
     SLOTS
 };
 static const char *const slot_names[SLOTS] = {
-    "_alg",  "_algorithm", "_chain", "_done",  "_encrypt", "_failed",  "_held",
-    "_key",  "_kind",      "_mode",  "_slack", "_spent",   "_sw_base", "_unkept",
+    "_alg", "_algorithm", "_chain", "_encrypt", "_failed", "_held",   "_key",
+    "_kind", "_mode",     "_slack", "_spent",   "_sw_base", "_unkept",
 };
 
 /* The offsets of `type`'s slots named in slot_names: 1 when each is a writable object slot
@@ -3651,7 +3681,7 @@ routed_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
     Py_DECREF(slack);
     put_slot(out, offsets[S_CHAIN], chain);
     put_slot(out, offsets[S_HELD], empty);
-    put_slot(out, offsets[S_DONE], Py_False);
+    context->done = 0;
     put_slot(out, offsets[S_SPENT], Py_False);
     put_slot(out, offsets[S_ALGORITHM], self->algorithm);
     context->cbc_encrypt = Py_NewRef(cbc && encrypt ? Py_True : Py_False);

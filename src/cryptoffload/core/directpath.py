@@ -348,6 +348,7 @@ class PureChainedCore:
     __slots__ = (
         "_block",
         "_cbc_encrypt",
+        "_done",
         "_lane",
         "_sw",
         "_sw_in",
@@ -428,6 +429,21 @@ class PureChainedCore:
                 self._note_held(data, size, route)
                 return k
         return self._update_into_slow(data, buf)  # type: ignore[attr-defined]
+
+    def finalize(self) -> bytes:
+        """``b""`` when the kept context ``_sw`` is set and ECB or CBC (``_whole_blocks``) has
+        no partial block left: ``_sw`` and ``_sw_route`` go to None and ``_done`` to True.
+        Anything else: ``_finalize_slow()``."""
+        if (
+            not getattr(self, "_done", False)
+            and getattr(self, "_sw", None) is not None
+            and (not self._whole_blocks or not self._sw_total % self._block)
+        ):
+            self._sw = None
+            self._sw_route = None
+            self._done = True
+            return b""
+        return self._finalize_slow()  # type: ignore[attr-defined]
 
 
 class PureDirectStreamCore:
