@@ -24,12 +24,14 @@ class PassThroughEngine:
 
     def __init__(self) -> None:
         self._software: Any = None
+        self._gcm_context: Any = None  # software's maker of GCM stream contexts (at probe)
 
     def probe(self) -> Capabilities:
         from cryptoffload.core.names import all_algorithms
         from cryptoffload.engines.base import Capabilities
-        from cryptoffload.engines.software import SoftwareEngine
+        from cryptoffload.engines.software import SoftwareEngine, gcm_stream_context
 
+        self._gcm_context = gcm_stream_context
         if self._software is None:
             self._software = software = SoftwareEngine()
             if type(self).run is PassThroughEngine.run:
@@ -91,7 +93,9 @@ class PassThroughEngine:
 
         if not (op.alg.startswith("aes-") and op.alg.endswith("-gcm")):
             raise Unavailable("streaming", op.alg)
-        return _GcmStream(op)
+        if self._gcm_context is None:
+            self.probe()
+        return _GcmStream(op.kind == "encrypt", self._gcm_context(op))
 
 
 class _Stream:
@@ -120,13 +124,9 @@ class _GcmStream:
 
     __slots__ = ("_ctx", "_encrypting")
 
-    def __init__(self, op: Any) -> None:
-        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-
-        self._encrypting = op.kind == "encrypt"
-        mode = modes.GCM(bytes(op.iv), min_tag_length=4)
-        cipher = Cipher(algorithms.AES(bytes(op.key)), mode)
-        self._ctx = cipher.encryptor() if self._encrypting else cipher.decryptor()
+    def __init__(self, encrypting: bool, ctx: Any) -> None:
+        self._encrypting = encrypting
+        self._ctx = ctx
 
     def update_aad(self, data: bytes) -> None:
         self._ctx.authenticate_additional_data(data)

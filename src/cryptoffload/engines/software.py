@@ -250,6 +250,21 @@ _SESSION_MODES: dict[str, Any] = {}
 _UNSEEN = object()
 
 
+def gcm_stream_context(op: Any) -> Any:
+    """OpenSSL's streaming AES-GCM context for ``op`` (kind, key, and the nonce as iv), tags of
+    4 bytes and more taken: what `cryptography`'s ``Cipher(AES(key), GCM(iv, min_tag_length=4))``
+    gives, the key's algorithm object kept (the provider validated key and nonce)."""
+    key, iv = bytes(op.key), bytes(op.iv)
+    mode = modes.GCM(iv, min_tag_length=4)
+    if _MAKE_CONTEXT is None:
+        cipher = Cipher(algorithms.AES(key), mode)
+        return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
+    algorithm = _KEYED.peek((_keyed_cipher, key, op.alg))
+    if algorithm is None:
+        algorithm = _KEYED.get(_keyed_cipher, key, op.alg)
+    return _MAKE_CONTEXT[op.kind != "encrypt"](algorithm, mode)
+
+
 def _session_mode(alg: str) -> Any:
     """The mode class :meth:`SoftwareEngine.session` makes ``alg``'s contexts with (None for
     ECB; False: it keeps none, not ECB, CBC or CTR), noted in :data:`_SESSION_MODES`."""
