@@ -3512,6 +3512,20 @@ cipher_init(CipherCore *self, PyObject *args, PyObject *kwds)
 static PyObject *software_context(CipherCore *self, PyObject *spec, char kind, int encrypt,
                                   int *failed);
 
+/* The LaneCore the spec's dict at `index` holds for `alg` (borrowed), else NULL (no error), or
+ * NULL with an error set (*failed = 1). */
+static LaneCore *
+spec_lane(PyObject *spec, int index, PyObject *alg, int *failed)
+{
+    PyObject *lane = PyDict_GetItemWithError(PyTuple_GET_ITEM(spec, index), alg);
+    if (lane == NULL) {
+        if (PyErr_Occurred())
+            *failed = 1;
+        return NULL;
+    }
+    return PyObject_TypeCheck(lane, &LaneCoreType) ? (LaneCore *)lane : NULL;
+}
+
 /* The Python slots a chained context's __init__ sets (ChainedCore's own fields aside). */
 enum {
     S_ALG,
@@ -3599,15 +3613,10 @@ chain_bytes(PyObject *value)
 static PyObject *
 routed_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
 {
-    PyObject *lane = PyDict_GetItemWithError(PyTuple_GET_ITEM(spec, C_ROUTED), self->alg);
-    if (lane == NULL) {
-        if (PyErr_Occurred())
-            *failed = 1;
+    LaneCore *core = spec_lane(spec, C_ROUTED, self->alg, failed);
+    if (core == NULL)
         return NULL;
-    }
-    if (!PyObject_TypeCheck(lane, &LaneCoreType))
-        return NULL;
-    LaneCore *core = (LaneCore *)lane;
+    PyObject *lane = (PyObject *)core;
     if (core->engine_route == NULL || core->engine_route == Py_None)
         return NULL;
     PyObject *provider = in_force(self->provider, failed);
@@ -3770,15 +3779,10 @@ cipher_context(CipherCore *self, int encrypt, int *failed)
 static PyObject *
 software_context(CipherCore *self, PyObject *spec, char kind, int encrypt, int *failed)
 {
-    PyObject *lane = PyDict_GetItemWithError(PyTuple_GET_ITEM(spec, C_LANES), self->alg);
-    if (lane == NULL) {
-        if (PyErr_Occurred())
-            *failed = 1;
+    LaneCore *core = spec_lane(spec, C_LANES, self->alg, failed);
+    if (core == NULL)
         return NULL;
-    }
-    if (!PyObject_TypeCheck(lane, &LaneCoreType))
-        return NULL;
-    LaneCore *core = (LaneCore *)lane;
+    PyObject *lane = (PyObject *)core;
     if (core->direct_below != -1 || core->direct_above != -1)
         return NULL;
     PyObject *provider = in_force(self->provider, failed);
