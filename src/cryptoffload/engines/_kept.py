@@ -13,12 +13,12 @@ from cryptoffload.blocks.ivs import ctr_after
 try:  # what `cryptography`'s Cipher.encryptor and decryptor call (the op is validated already)
     from cryptography.hazmat.bindings._rust import openssl as _rust_openssl
 
-    _MAKE: tuple[Any, Any] | None = (
+    MAKE_CONTEXT: tuple[Any, Any] | None = (
         _rust_openssl.ciphers.create_encryption_ctx,
         _rust_openssl.ciphers.create_decryption_ctx,
     )
 except (ImportError, AttributeError):  # another layout of `cryptography`: its Cipher
-    _MAKE = None
+    MAKE_CONTEXT = None
 
 #: Most entries each store keeps; a full store is emptied (old streams' entries go with it).
 LIMIT = 64
@@ -144,8 +144,8 @@ def _context(kind: str, key: bytes, mode: str, iv: bytes | None) -> Any:
     make = _CARRIED_MODES[mode]
     mode_object = modes.ECB() if make is None else make(iv)
     algorithm = algorithms.AES(key)
-    if _MAKE is not None:
-        return _MAKE[kind != "encrypt"](algorithm, mode_object)
+    if MAKE_CONTEXT is not None:
+        return MAKE_CONTEXT[kind != "encrypt"](algorithm, mode_object)
     cipher = Cipher(algorithm, mode_object)
     return cipher.encryptor() if kind == "encrypt" else cipher.decryptor()
 

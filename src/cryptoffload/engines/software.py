@@ -29,7 +29,7 @@ from cryptoffload.core.names import CIPHER_CLASSES, HASH_NAMES, XOF_NAMES, all_a
 from cryptoffload.core.ops import Op
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines import _software_more
-from cryptoffload.engines._kept import CarriedContexts, KeyedObjects, carries
+from cryptoffload.engines._kept import MAKE_CONTEXT, CarriedContexts, KeyedObjects, carries
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import NoResult, Unavailable
 
@@ -203,7 +203,7 @@ class SoftwareEngine:
             key = op.key
             if mode_class is False or (key.__class__ is not bytes and isinstance(key, DeviceKey)):
                 return None
-            if _MAKE_CONTEXT is None:
+            if MAKE_CONTEXT is None:
                 cipher = _whole_cipher(op)
                 return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
             # What `cryptography`'s encryptor and decryptor call, the key's algorithm object
@@ -212,13 +212,13 @@ class SoftwareEngine:
             if algorithm is None:
                 algorithm = _KEYED.get(_keyed_cipher, key, alg)
             mode_object = modes.ECB() if mode_class is None else mode_class(op.iv)
-            return _MAKE_CONTEXT[op.kind != "encrypt"](algorithm, mode_object)
+            return MAKE_CONTEXT[op.kind != "encrypt"](algorithm, mode_object)
         if family != "hash" and isinstance(op.key, DeviceKey):
             return None
         alg = op.alg
         if family == "hash":
             return _HashSession(alg) if alg in HASH_NAMES and alg not in XOF_NAMES else None
-        if op.family == "mac":
+        if family == "mac":
             base = alg[5:]
             if not alg.startswith("hmac-") or base not in HASH_NAMES or base in XOF_NAMES:
                 return None
@@ -235,15 +235,6 @@ class SoftwareEngine:
         return None
 
 
-try:  # what `cryptography`'s Cipher.encryptor and decryptor call
-    _MAKE_CONTEXT: tuple[Any, Any] | None = (
-        _rust_openssl.ciphers.create_encryption_ctx,
-        _rust_openssl.ciphers.create_decryption_ctx,
-    )
-except AttributeError:  # another layout of `cryptography`: its Cipher
-    _MAKE_CONTEXT = None
-
-
 #: Our cipher names SoftwareEngine.session has been asked for -> the mode's class (None for
 #: ECB), or False for one it keeps no session for (not ECB, CBC or CTR).
 _SESSION_MODES: dict[str, Any] = {}
@@ -256,13 +247,11 @@ def gcm_stream_context(op: Any) -> Any:
     gives, the key's algorithm object kept (the provider validated key and nonce)."""
     key, iv = bytes(op.key), bytes(op.iv)
     mode = modes.GCM(iv, min_tag_length=4)
-    if _MAKE_CONTEXT is None:
+    if MAKE_CONTEXT is None:
         cipher = Cipher(algorithms.AES(key), mode)
         return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
-    algorithm = _KEYED.peek((_keyed_cipher, key, op.alg))
-    if algorithm is None:
-        algorithm = _KEYED.get(_keyed_cipher, key, op.alg)
-    return _MAKE_CONTEXT[op.kind != "encrypt"](algorithm, mode)
+    algorithm = _KEYED.get(_keyed_cipher, key, op.alg)
+    return MAKE_CONTEXT[op.kind != "encrypt"](algorithm, mode)
 
 
 def _session_mode(alg: str) -> Any:
