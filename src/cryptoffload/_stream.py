@@ -9,7 +9,6 @@ from typing import Any
 from cryptography.exceptions import AlreadyFinalized, InvalidSignature
 
 from cryptoffload.core import validate
-from cryptoffload.core._log import log
 from cryptoffload.core.ops import Op
 from cryptoffload.core.provider import Lane, Provider, checked_provider, resolve
 
@@ -44,11 +43,7 @@ def engine_gathering(
     route = lane.engine_route
     if route is None:
         return None
-    try:
-        session = route.engine.session(template)
-    except Exception as exc:
-        log.debug("engine %s keeps no session for %s: %s", route.name, template.alg, exc)
-        return None
+    session = route.session(template)
     call = getattr(session, call_name, None) if session is not None else None
     if call is None:
         return None

@@ -12,7 +12,6 @@ from cryptography.hazmat.primitives.ciphers import aead as _aead
 
 from cryptoffload._buffers import disjoint_input, refuse_overlap
 from cryptoffload.core import asyncio_lane, validate
-from cryptoffload.core._log import log
 from cryptoffload.core.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.core.adaptive import Adaptive
 from cryptoffload.core.directpath import AeadCore, CcmCheck, own_methods
@@ -89,12 +88,9 @@ class _AeadBase(AeadCore):
         AeadOp with the algorithm, key and tag length, nonce and data None), or None: the
         engine route then hands this object's ops to the ordinary path. A session the engine
         declines or fails to make is not counted: the ordinary path's ops are."""
-        op = AeadOp(self._alg, "encrypt", self._key, None, None, None, self._tag_length)
-        try:
-            return route.engine.session(op)
-        except Exception as exc:
-            log.debug("engine %s keeps no session for %s: %s", route.name, self._alg, exc)
-            return None
+        return route.session(
+            AeadOp(self._alg, "encrypt", self._key, None, None, None, self._tag_length)
+        )
 
     def _engine_failed(
         self, lane: Lane, route: Any, kind: str, exc: Exception, nonce: Any, data: Any, aad: Any

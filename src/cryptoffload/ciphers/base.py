@@ -547,17 +547,15 @@ class _ChainedContext(ChainedCore):
         chain = self._chain
         held = self._held
         if route is not None:
-            try:
-                sw = route.engine.session(
-                    CipherOp(self._alg, self._kind, self._key, chain, None, None)
-                )
-                if sw is not None and held:
-                    sw.update(held)  # as below
-            except Exception as exc:
-                return self._no_session(route, exc)
+            sw = route.session(CipherOp(self._alg, self._kind, self._key, chain, None, None))
             if sw is None:
                 self._unkept = route
                 return None
+            if held:
+                try:
+                    sw.update(held)  # as below
+                except Exception as exc:
+                    return self._no_session(route, exc)
         else:
             if mode == "ecb":
                 sw_mode: Any = modes.ECB()
@@ -580,8 +578,9 @@ class _ChainedContext(ChainedCore):
         return sw
 
     def _no_session(self, route: Any, exc: Exception) -> None:
-        """``route``'s engine failed making this stream's session (``exc``): none is asked for
-        again, and its ops go the ordinary way (which counts them)."""
+        """``route``'s engine failed this stream's session as it was made (``exc``: feeding it
+        the held bytes, or, in CipherCore's compiled twin, making it): none is asked for again,
+        and its ops go the ordinary way (which counts them)."""
         log.debug("engine %s keeps no session for %s: %s", route.name, self._alg, exc)
         self._unkept = route
 

@@ -2065,6 +2065,8 @@ gathered_dealloc(Gathered *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+static PyObject *gathered_update(Gathered *self, PyObject *data);
+
 static int
 gathered_how_ok(PyObject *how)
 {
@@ -2091,29 +2093,18 @@ gathered_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf, PyObje
     if (self == NULL)
         return NULL;
     self->key = nargs == 3 ? Py_NewRef(args[0]) : NULL;
-    self->data = PyBytes_GET_SIZE(data) ? Py_NewRef(data) : NULL;
+    self->data = NULL;
     self->how = Py_NewRef(how);
     self->spilled = NULL;
-    self->total = PyBytes_GET_SIZE(data);
+    self->total = 0;
     self->ended = 0;
     PyObject_GC_Track(self);
-    if (self->total > GATHER_LIMIT) { /* one piece past the limit: straight to the spill */
-        PyObject *piece = self->data;
-        self->data = NULL;
-        self->total = 0;
-        PyObject *spill = PyTuple_GET_ITEM(how, G_SPILL);
-        PyObject *key = self->key != NULL ? self->key : Py_None;
-        self->spilled = PyObject_CallOneArg(spill, key);
-        PyObject *done = self->spilled != NULL
-                             ? PyObject_CallMethodOneArg(self->spilled, str_update, piece)
-                             : NULL;
-        Py_DECREF(piece);
-        if (done == NULL) {
-            Py_DECREF(self);
-            return NULL;
-        }
-        Py_DECREF(done);
+    PyObject *done = gathered_update(self, data); /* kept as given, or past the limit spilled */
+    if (done == NULL) {
+        Py_DECREF(self);
+        return NULL;
     }
+    Py_DECREF(done);
     return (PyObject *)self;
 }
 
@@ -3607,9 +3598,9 @@ chain_bytes(PyObject *value)
 /* A chained context (the spec's C_CHAINED class) for AES in ECB, CBC or CTR on the lane
  * C_ROUTED holds for _alg, when that lane's provider is the one in force and it has an engine
  * route: the state its __init__ sets, and the route's session asked for as its _enter_held
- * asks (kept as _sw, or the route noted in _unkept when the engine keeps none). NULL with no
- * error when __init__ must make it (an exception making the session included: the slow path
- * asks again and logs why), or NULL with an error set (*failed = 1). */
+ * asks (kept as _sw, or the route noted in _unkept when the engine keeps none; an exception
+ * making it goes to the context's _no_session). NULL with no error when __init__ must make
+ * it, or NULL with an error set (*failed = 1). */
 static PyObject *
 routed_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
 {

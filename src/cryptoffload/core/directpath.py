@@ -901,7 +901,8 @@ class PureCipherCore:
     :class:`ChainedCore` whose ``__slots__`` hold the state its ``__init__`` sets, which asks the
     route's engine for its session with ``cipher_op``). The compiled twin sets that state and
     asks for the session itself, without ``__init__``'s frames; when the engine raises making the
-    session it calls the context's ``_no_session(route, exc)``, as ``__init__`` does.
+    session it calls the context's ``_no_session(route, exc)`` (logged, the route noted in
+    ``_unkept``: what ``__init__`` ends with then).
 
     Anything else: ``_context(encrypt)``.
     """

@@ -120,6 +120,16 @@ class _Route:
         self.disabled = True
         self.floor = _NEVER
 
+    def session(self, op: Op) -> Any:
+        """The session this route's engine keeps for ``op`` (``session(op)``, see
+        :mod:`cryptoffload.engines.base`), or None: it keeps none, or failed making one (logged;
+        not an op, so not counted: the ops then go the ordinary way, which counts them)."""
+        try:
+            return self.engine.session(op)
+        except Exception as exc:
+            log.debug("engine %s keeps no session for %s: %s", self.name, op.alg, exc)
+            return None
+
     def admits(self, size: int) -> bool:
         """Whether the policy lets this engine be offered an op of ``size`` bytes (``Lane.run``
         inlines the test)."""
