@@ -381,3 +381,125 @@ def test_an_engine_stream_refuses_what_cryptography_refuses_in_its_words(spec):
             Cipher(algorithms.AES(bytes(16)), tagged, provider=p).encryptor()
     finally:
         p.close()
+
+
+def test_the_compiled_and_pure_retain_limits_agree() -> None:
+    from cryptoffload import _stream
+    from cryptoffload.core import directpath
+
+    assert _stream.RETAIN_LIMIT == directpath.RETAIN_LIMIT
+    if directpath.COMPILED:
+        assert directpath.compiled_module().RETAIN_LIMIT == directpath.RETAIN_LIMIT
+
+
+class _OddOutputStream(_BreakingStream):
+    """Answers each update with ``shape(output)``: a bytearray, or output cut short."""
+
+    def __init__(self, stream: Any, owner: Any, shape: Callable[[bytes], Any]) -> None:
+        super().__init__(stream, owner)
+        self._shape = shape
+
+    def update(self, data: bytes) -> Any:
+        return self._shape(self._stream.update(data))
+
+
+class OddOutputCaam(BreakingCaam):
+    def __init__(self, shape: Callable[[bytes], Any]) -> None:
+        super().__init__(fail_at=0)
+        self._shape = shape
+
+    def open_aead_stream(self, op: Any) -> _BreakingStream:
+        return _OddOutputStream(self._engine.open_aead_stream(op), self, self._shape)
+
+
+@pytest.mark.parametrize(
+    ("shape", "faults"),
+    [(bytearray, 0), (memoryview, 0), (lambda out: out[:-1], 1), (lambda out: out + b"!", 1)],
+    ids=["bytearray", "memoryview", "short", "long"],
+)
+@pytest.mark.parametrize("encrypt", [True, False], ids=["encrypt", "decrypt"])
+def test_an_engine_output_of_another_type_is_taken_and_one_of_another_length_is_a_fault(
+    shape: Callable[[bytes], Any], faults: int, encrypt: bool
+) -> None:
+    engine = OddOutputCaam(shape)
+    provider = caam_provider(engines=[engine])
+    key, iv = bytes(range(16)), bytes(range(12))
+    enc = RefCipher(ref_algorithms.AES(key), ref_modes.GCM(iv)).encryptor()
+    sealed = enc.update(b"m" * 40) + enc.finalize()
+    make = RefCipher(ref_algorithms.AES(key), ref_modes.GCM(iv))
+    ours_cipher = Cipher(algorithms.AES(key), modes.GCM(iv), provider=provider)
+    parts, tag = ([b"m" * 17, b"m" * 23], None) if encrypt else ([sealed[:9], sealed[9:]], enc.tag)
+    ref = make.encryptor() if encrypt else make.decryptor()
+    ours = ours_cipher.encryptor() if encrypt else ours_cipher.decryptor()
+    seen = run_stream(ours, [b"aad"], parts, tag)
+    assert seen == run_stream(ref, [b"aad"], parts, tag)
+    assert not any(isinstance(out, (bytearray, memoryview)) for out in seen)
+    assert cell(provider, engine.name)["faults"] == faults
+    assert cell(provider, engine.name)["ops"] == 1 - faults
+    assert cell(provider, "software")["ops"] == faults
+
+
+class _ShortTagStream(_BreakingStream):
+    def finalize(self, tag: bytes | None = None) -> bytes:
+        out = self._stream.finalize(tag)
+        return out[:12] if tag is None else out
+
+
+class ShortTagCaam(BreakingCaam):
+    def open_aead_stream(self, op: Any) -> _BreakingStream:
+        return _ShortTagStream(self._engine.open_aead_stream(op), self)
+
+
+def test_an_engine_tag_that_is_not_16_bytes_is_a_fault_and_software_gives_the_tag() -> None:
+    engine = ShortTagCaam(fail_at=0)
+    provider = caam_provider(engines=[engine])
+    key, iv = bytes(16), bytes(12)
+    ref = RefCipher(ref_algorithms.AES(key), ref_modes.GCM(iv)).encryptor()
+    ours = Cipher(algorithms.AES(key), modes.GCM(iv), provider=provider).encryptor()
+    assert run_stream(ours, [b"a"], [b"b" * 30], None) == run_stream(ref, [b"a"], [b"b" * 30], None)
+    assert cell(provider, engine.name)["faults"] == 1
+    assert cell(provider, "software")["ops"] == 1
+
+
+@pytest.mark.parametrize("second", [False, True], ids=["first-engine", "second-engine"])
+def test_a_stream_is_counted_once_for_its_engine_on_or_off_the_engine_route(second: bool) -> None:
+    """First on the route, the stream's engine is the lane's engine route (counted in its
+    record by the compiled path); second, behind an engine that cannot stream, it is not."""
+    engines: list[Any] = [TakeAllEngine(), ENGINE] if second else [ENGINE]
+    provider = caam_provider(engines=engines)
+    key, iv = bytes(16), bytes(12)
+    for n in range(3):
+        enc = Cipher(algorithms.AES(key), modes.GCM(iv), provider=provider).encryptor()
+        assert (enc._route is None) == second  # the engine route's record, or stream_done
+        enc.update(b"x" * (10 + n))
+        enc.finalize()
+        dec = Cipher(algorithms.AES(key), modes.GCM(iv), provider=provider).decryptor()
+        assert dec.update(b"\0" * 4) is not None
+        with pytest.raises(InvalidTag):
+            dec.finalize_with_tag(b"\0" * 16)
+    counted = cell(provider, ENGINE)
+    assert counted["ops"] == 6 and counted["bytes"] == 10 + 11 + 12 + 3 * 4
+    assert cell(provider, "software")["ops"] == 0
+
+
+@pytest.mark.parametrize("tag_length", [4, 8, 12, 16])
+def test_the_passthrough_engine_checks_every_tag_length_the_mode_allows(tag_length: int) -> None:
+    provider = Provider(["passthrough"], policy=Policy(min_size={"*": 0}))
+    try:
+        key, iv = bytes(range(16)), bytes(range(12))
+        enc = RefCipher(ref_algorithms.AES(key), ref_modes.GCM(iv)).encryptor()
+        sealed = enc.update(b"p" * 21) + enc.finalize()
+        tag = enc.tag[:tag_length]
+        mode = modes.GCM(iv, min_tag_length=tag_length)
+        dec = Cipher(algorithms.AES(key), mode, provider=provider).decryptor()
+        assert dec.update(sealed) == b"p" * 21
+        assert dec.finalize_with_tag(tag) == b""
+        bad = Cipher(algorithms.AES(key), mode, provider=provider).decryptor()
+        bad.update(sealed)
+        with pytest.raises(InvalidTag):
+            bad.finalize_with_tag(bytes([tag[0] ^ 1]) + tag[1:])
+        counted = provider.counters.snapshot()
+        assert counted["passthrough"][ALG]["ops"] == 2
+        assert counted["passthrough"][ALG]["faults"] == 0
+    finally:
+        provider.close()

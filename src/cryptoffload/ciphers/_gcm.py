@@ -30,7 +30,7 @@ from cryptoffload._stream import RETAIN_LIMIT
 from cryptoffload.ciphers._software import SoftwareStream, software_context
 from cryptoffload.core import validate
 from cryptoffload.core._log import log
-from cryptoffload.core.directpath import AeadStreamCore, own_methods
+from cryptoffload.core.directpath import AeadStreamCore, EngineGcmCore, own_methods
 from cryptoffload.core.ops import AeadOp
 from cryptoffload.core.provider import Lane
 
@@ -46,11 +46,12 @@ def gcm_context(cipher: Any, lane: Lane, encrypt: bool) -> Any:
     if not lane.aead_streams:  # as before engines could stream: each declines `streaming`
         declines: Mapping[str, str] = lane.declines_for("streaming")
     else:
+        key, iv = cipher.algorithm.key, cipher.mode.initialization_vector
         op = AeadOp(
             cipher._alg,
             "encrypt" if encrypt else "decrypt",
-            bytes(cipher.algorithm.key),
-            bytes(cipher.mode.initialization_vector),
+            key if key.__class__ is bytes else bytes(key),
+            iv if iv.__class__ is bytes else bytes(iv),
             b"",
             b"",
             16,
@@ -180,27 +181,14 @@ class GcmDirectDecryptor(_GcmDirect):
 # ---------------------------------------------------------------------- on an engine
 
 
-class _EngineGcm:
-    """A GCM stream an engine holds, with what it was sent kept for software to redo."""
+class _EngineGcm(EngineGcmCore):
+    """A GCM stream an engine holds, with what it was sent kept for software to redo: the calls
+    that take no Python here are EngineGcmCore's (compiled where built, see
+    :class:`cryptoffload.core.directpath.PureEngineGcmCore`); the rest come here."""
 
-    __slots__ = (
-        "_aad_left",
-        "_cipher",
-        "_data_left",
-        "_done",
-        "_encrypt",
-        "_failed",
-        "_fallback",
-        "_high",
-        "_kept",
-        "_kept_size",
-        "_lane",
-        "_name",
-        "_stream",
-        "_sw",
-        "_total",
-        "_updated",
-    )
+    # _aad_left, _data_left, _done, _encrypt, _failed, _high, _kept, _kept_size, _lane,
+    # _min_tag, _mode_tag, _name, _route, _stream, _sw, _tag, _total, _updated: EngineGcmCore's.
+    __slots__ = ("_cipher", "_fallback")
 
     def __init__(self, cipher: Any, lane: Lane, name: str, stream: Any, high: int | None) -> None:
         mode = cipher.mode
@@ -208,17 +196,23 @@ class _EngineGcm:
         self._lane = lane
         self._name = name
         self._stream = stream
+        route = getattr(lane, "engine_route", None)
+        # The engine's own route, while it is the lane's engine route: counted in C at the end.
+        self._route = route if route is not None and route.name == name else None
         self._high = high  # the policy's max_size for this engine and algorithm
         self._encrypt = isinstance(self, EngineGcmEncryptor)
-        self._data_left: int = mode._MAX_ENCRYPTED_BYTES
-        self._aad_left: int = mode._MAX_AAD_BYTES
-        self._kept: list[tuple[bool, bytes]] = []  # (is AAD, bytes) in the order sent
+        self._mode_tag = None if self._encrypt else mode.tag
+        self._min_tag = mode._min_tag_length
+        self._data_left = mode._MAX_ENCRYPTED_BYTES
+        self._aad_left = mode._MAX_AAD_BYTES
+        self._kept = []  # (is AAD, bytes) in the order sent
         self._kept_size = 0
         self._total = 0
         self._updated = False
         self._done = False
+        self._tag = None
         #: After a fault or too-large: `cryptography`'s context, fed what the engine was sent.
-        self._sw: Any = None
+        self._sw = None
         self._fallback: dict[str, str] = {}
         #: After a failed tag: every call goes to `cryptography`'s context in that same state.
         self._failed = False
@@ -257,9 +251,19 @@ class _EngineGcm:
             return False
         return True
 
+    def _resend(self, is_aad: bool, chunk: bytes, exc: BaseException) -> bytes | None:
+        """The engine raised ``exc`` on ``chunk`` (kept last): software takes the stream from
+        here and does ``chunk``."""
+        self._kept.pop()
+        self._drop("fault", exc)
+        if is_aad:
+            self._sw.authenticate_additional_data(chunk)
+            return None
+        return self._sw.update(chunk)
+
     # -- associated data and the stream --------------------------------------------------------
 
-    def authenticate_additional_data(self, data: bytes) -> None:
+    def _aad_slow(self, data: bytes) -> None:
         if self._failed:
             self._sw.authenticate_additional_data(data)
             return
@@ -282,9 +286,7 @@ class _EngineGcm:
         try:
             self._stream.update_aad(chunk)
         except Exception as exc:
-            self._kept.pop()
-            self._drop("fault", exc)
-            self._sw.authenticate_additional_data(chunk)
+            self._resend(True, chunk, exc)
 
     def _take(self, data: Any) -> int:
         """`cryptography`'s checks before an update, in its order; the data's length."""
@@ -305,15 +307,22 @@ class _EngineGcm:
         if self._sw is None and self._keep(False, chunk):
             try:
                 out = self._stream.update(chunk)
-                if len(out) != len(chunk):
-                    raise ValueError(f"{len(out)} bytes out for {len(chunk)} in")
-                return bytes(out)
             except Exception as exc:
-                self._kept.pop()
-                self._drop("fault", exc)
+                return self._resend(False, chunk, exc)  # type: ignore[return-value]
+            return self._engine_output(out, chunk)
         return self._sw.update(chunk)
 
-    def update(self, data: bytes) -> bytes:
+    def _engine_output(self, out: Any, chunk: bytes) -> bytes:
+        """The engine's output ``out`` for ``chunk`` as bytes; software's if it is not one of
+        the same length (a fault)."""
+        try:
+            if len(out) != len(chunk):
+                raise ValueError(f"{len(out)} bytes out for {len(chunk)} in")
+            return bytes(out)
+        except Exception as exc:
+            return self._resend(False, chunk, exc)  # type: ignore[return-value]
+
+    def _update_slow(self, data: bytes) -> bytes:
         if self._failed:
             return self._sw.update(data)
         self._take(data)
@@ -347,46 +356,49 @@ class _EngineGcm:
         self._done = True
         self._lane.finish_in_software(self._total, self._fallback)
 
-    def _finish_on_engine(self) -> None:
-        self._done = True
-        self._kept = []
-        self._lane.stream_done(self._name, self._total)
-
 
 class EngineGcmEncryptor(_EngineGcm):
-    """A streaming GCM encryption an engine holds; ``tag`` once finalized."""
+    """A streaming GCM encryption an engine holds; ``tag`` once finalized (EngineGcmCore's)."""
 
-    __slots__ = ("_tag",)
+    __slots__ = ()
 
-    def __init__(self, cipher: Any, lane: Lane, name: str, stream: Any, high: int | None) -> None:
-        super().__init__(cipher, lane, name, stream, high)
-        self._tag: bytes | None = None
-
-    def finalize(self) -> bytes:
+    def _finalize_slow(self) -> bytes:
         if self._done:
             raise AlreadyFinalized(_FINALIZED)
         if self._sw is None:
             try:
-                tag = bytes(self._stream.finalize())
+                out = self._stream.finalize()
+            except Exception as exc:
+                return self._engine_finalized(None, exc)
+            return self._engine_finalized(out, None)
+        return self._software_finalize()
+
+    def _engine_finalized(self, out: Any, exc: BaseException | None) -> bytes:
+        """The engine's ``finalize`` gave ``out`` (or raised ``exc``): its tag if that is 16
+        bytes, else (a fault) software finishes the stream."""
+        if exc is None:
+            try:
+                tag = bytes(out)
                 if len(tag) != 16:
                     raise ValueError(f"a {len(tag)}-byte GCM tag")
-            except Exception as exc:
-                self._drop("fault", exc)
+            except Exception as bad:
+                exc = bad
             else:
                 self._tag = tag
                 self._finish_on_engine()
                 return b""
+        self._drop("fault", exc)
+        return self._software_finalize()
+
+    def _software_finalize(self) -> bytes:
         sw = self._sw
         out = sw.finalize()
         self._tag = sw.tag
         self._finish_in_software()
         return out
 
-    @property
-    def tag(self) -> bytes:
-        if self._tag is None:
-            raise NotYetFinalized("You must finalize encryption before getting the tag.")
-        return self._tag
+    def _tag_missing(self) -> bytes:
+        raise NotYetFinalized("You must finalize encryption before getting the tag.")
 
 
 class EngineGcmDecryptor(_EngineGcm):
@@ -394,8 +406,9 @@ class EngineGcmDecryptor(_EngineGcm):
     checked, as in `cryptography`; the tag in the mode, or given to ``finalize_with_tag``."""
 
     __slots__ = ()
+    finalize_with_tag = EngineGcmCore._finalize_with_tag
 
-    def finalize(self) -> bytes:
+    def _finalize_slow(self) -> bytes:
         if self._failed:
             return self._sw.finalize()
         if self._done:
@@ -405,7 +418,7 @@ class EngineGcmDecryptor(_EngineGcm):
             raise ValueError("Authentication tag must be provided when decrypting.")
         return self._check(tag)
 
-    def finalize_with_tag(self, tag: bytes) -> bytes:
+    def _finalize_with_tag_slow(self, tag: bytes) -> bytes:
         validate.byteslike("tag", tag)
         validate.gcm_tag_length(len(tag))
         if self._failed:
@@ -427,15 +440,18 @@ class EngineGcmDecryptor(_EngineGcm):
 
     def _check(self, tag: bytes) -> bytes:
         if self._sw is None:
-            try:
-                self._stream.finalize(tag)
-            except InvalidTag:
-                return self._refused(tag)
-            except Exception as exc:
-                self._drop("fault", exc)
-            else:
-                self._finish_on_engine()
-                return b""
+            return self._engine_check(tag)
+        return self._check_in_software(tag)
+
+    def _check_failed(self, tag: bytes, exc: BaseException) -> bytes:
+        """The engine raised ``exc`` checking ``tag``: a failed tag is decided again by
+        software (:meth:`_refused`); anything else is a fault, and software checks it."""
+        if isinstance(exc, InvalidTag):
+            return self._refused(tag)
+        self._drop("fault", exc)
+        return self._check_in_software(tag)
+
+    def _check_in_software(self, tag: bytes) -> bytes:
         try:
             return self._software_check(self._sw, tag)
         except InvalidTag:
@@ -471,6 +487,11 @@ AEADEncryptionContext.register(GcmDirectEncryptor)
 AEADDecryptionContext.register(GcmDirectDecryptor)
 own_methods(GcmDirectEncryptor)
 own_methods(GcmDirectDecryptor)  # calls of the compiled methods specialize for their objects
+own_methods(EngineGcmEncryptor)
+own_methods(EngineGcmDecryptor)
 GcmDirectDecryptor.finalize_with_tag = GcmDirectDecryptor.__dict__.get(
     "_finalize_with_tag", AeadStreamCore._finalize_with_tag
+)
+EngineGcmDecryptor.finalize_with_tag = EngineGcmDecryptor.__dict__.get(
+    "_finalize_with_tag", EngineGcmCore._finalize_with_tag
 )

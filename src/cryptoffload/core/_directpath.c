@@ -45,6 +45,8 @@ static PyObject *str_open_session, *str_engine_failed, *str_engine_after, *str_a
     *str_session_failed, *str_fork, *str_finish;
 static PyObject *str_engine, *str_session, *str_nonce, *str_initialization_vector,
     *str_no_session;
+static PyObject *str_update_aad, *str_resend, *str_engine_output, *str_engine_finalized,
+    *str_check_failed, *str_tag_missing, *str_stream_done;
 
 /* Sizes a record holds before it is folded (counters.FOLD_AT; a test checks they agree). */
 #define FOLD_AT 4096
@@ -3288,6 +3290,384 @@ static PyTypeObject AeadStreamCoreType = {
     .tp_getset = aeadstream_getset,
 };
 
+/* -- EngineGcmCore: a Cipher GCM context an engine's stream holds ---------------------- */
+
+/* cryptoffload.directpath.PureEngineGcmCore is its twin and documents the contract: the
+ * engine's stream answers each call at once; what was sent is kept for software to redo. */
+
+/* Bytes such a context keeps for software (_stream.RETAIN_LIMIT; a test checks they agree). */
+#define RETAIN_LIMIT (256 * 1024 * 1024)
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *stream;   /* _stream */
+    PyObject *lane;     /* _lane */
+    PyObject *name;     /* _name: the engine's */
+    PyObject *route;    /* _route: the engine's route while it is the lane's engine route */
+    PyObject *high;     /* _high: the policy's max_size for the engine, or None */
+    PyObject *kept;     /* _kept: [(is AAD, bytes)] in the order sent */
+    PyObject *sw;       /* _sw: software's context once it took over, else None */
+    PyObject *tag;      /* _tag: an encryption's, once finalized */
+    PyObject *mode_tag; /* _mode_tag: a decryption's tag in the mode, or None */
+    Py_ssize_t kept_size, total, data_left, aad_left, min_tag;
+    char updated, done, failed, encrypt, lane_is_core;
+} EngineGcmCore;
+
+static int
+enginegcm_traverse(EngineGcmCore *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->stream);
+    Py_VISIT(self->lane);
+    Py_VISIT(self->name);
+    Py_VISIT(self->route);
+    Py_VISIT(self->high);
+    Py_VISIT(self->kept);
+    Py_VISIT(self->sw);
+    Py_VISIT(self->tag);
+    Py_VISIT(self->mode_tag);
+    return 0;
+}
+
+static int
+enginegcm_clear(EngineGcmCore *self)
+{
+    Py_CLEAR(self->stream);
+    Py_CLEAR(self->lane);
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->route);
+    Py_CLEAR(self->high);
+    Py_CLEAR(self->kept);
+    Py_CLEAR(self->sw);
+    Py_CLEAR(self->tag);
+    Py_CLEAR(self->mode_tag);
+    self->lane_is_core = 0;
+    return 0;
+}
+
+static void
+enginegcm_dealloc(EngineGcmCore *self)
+{
+    PyObject_GC_UnTrack(self);
+    enginegcm_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+enginegcm_get_lane(EngineGcmCore *self, void *closure)
+{
+    return get_field(self->lane, "_lane");
+}
+
+static int
+enginegcm_set_lane(EngineGcmCore *self, PyObject *value, void *closure)
+{
+    self->lane_is_core = (char)set_lane(&self->lane, value);
+    return 0;
+}
+
+/* An encryption's tag once finalized (_tag_missing() before); a decryption has none. */
+static PyObject *
+enginegcm_get_tag(EngineGcmCore *self, void *closure)
+{
+    if (!self->encrypt) {
+        PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute 'tag'",
+                     Py_TYPE(self)->tp_name);
+        return NULL;
+    }
+    if (self->tag != NULL && self->tag != Py_None)
+        return Py_NewRef(self->tag);
+    return PyObject_CallMethodNoArgs((PyObject *)self, str_tag_missing);
+}
+
+static PyGetSetDef enginegcm_getset[] = {
+    {"_lane", (getter)enginegcm_get_lane, (setter)enginegcm_set_lane, NULL, NULL},
+    {"tag", (getter)enginegcm_get_tag, NULL,
+     "The tag, once an encryption is finalized (NotYetFinalized before)", NULL},
+    {NULL},
+};
+
+static PyMemberDef enginegcm_members[] = {
+    {"_stream", T_OBJECT_EX, offsetof(EngineGcmCore, stream), 0, NULL},
+    {"_name", T_OBJECT_EX, offsetof(EngineGcmCore, name), 0, NULL},
+    {"_route", T_OBJECT_EX, offsetof(EngineGcmCore, route), 0, NULL},
+    {"_high", T_OBJECT_EX, offsetof(EngineGcmCore, high), 0, NULL},
+    {"_kept", T_OBJECT_EX, offsetof(EngineGcmCore, kept), 0, NULL},
+    {"_sw", T_OBJECT_EX, offsetof(EngineGcmCore, sw), 0, NULL},
+    {"_tag", T_OBJECT_EX, offsetof(EngineGcmCore, tag), 0, NULL},
+    {"_mode_tag", T_OBJECT_EX, offsetof(EngineGcmCore, mode_tag), 0, NULL},
+    {"_kept_size", T_PYSSIZET, offsetof(EngineGcmCore, kept_size), 0, NULL},
+    {"_total", T_PYSSIZET, offsetof(EngineGcmCore, total), 0, NULL},
+    {"_data_left", T_PYSSIZET, offsetof(EngineGcmCore, data_left), 0, NULL},
+    {"_aad_left", T_PYSSIZET, offsetof(EngineGcmCore, aad_left), 0, NULL},
+    {"_min_tag", T_PYSSIZET, offsetof(EngineGcmCore, min_tag), 0, NULL},
+    {"_updated", T_BOOL, offsetof(EngineGcmCore, updated), 0, NULL},
+    {"_done", T_BOOL, offsetof(EngineGcmCore, done), 0, NULL},
+    {"_failed", T_BOOL, offsetof(EngineGcmCore, failed), 0, NULL},
+    {"_encrypt", T_BOOL, offsetof(EngineGcmCore, encrypt), 0, NULL},
+    {NULL},
+};
+
+/* Whether the engine still holds the stream (no software context, not done), with every field
+ * the fast paths read set as they expect. */
+static inline int
+enginegcm_held(EngineGcmCore *self)
+{
+    return (self->sw == NULL || self->sw == Py_None) && !self->done && self->stream != NULL
+           && self->lane != NULL && self->kept != NULL && PyList_CheckExact(self->kept);
+}
+
+/* Whether n more bytes can be kept with `total` data bytes sent: 1, 0, or -1 for a _high that
+ * is not an int (then the Python path judges). */
+static inline int
+enginegcm_keeps(EngineGcmCore *self, Py_ssize_t n, Py_ssize_t total)
+{
+    if (self->kept_size > RETAIN_LIMIT - n)
+        return 0;
+    PyObject *high = self->high;
+    if (high == NULL || high == Py_None)
+        return 1;
+    if (!PyLong_CheckExact(high))
+        return -1;
+    int overflow;
+    long long limit = PyLong_AsLongLongAndOverflow(high, &overflow);
+    if (limit == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (overflow)
+        return overflow > 0;
+    return total <= limit;
+}
+
+/* Keep (is_aad, data) last in _kept. */
+static inline int
+enginegcm_keep(EngineGcmCore *self, PyObject *is_aad, PyObject *data)
+{
+    PyObject *entry = PyTuple_Pack(2, is_aad, data);
+    if (entry == NULL)
+        return -1;
+    int failed = PyList_Append(self->kept, entry);
+    Py_DECREF(entry);
+    if (failed < 0)
+        return -1;
+    self->kept_size += PyBytes_GET_SIZE(data);
+    return 0;
+}
+
+/* stream.<name>(args): the stream kept alive across the call. */
+static PyObject *
+enginegcm_send(EngineGcmCore *self, PyObject *name, PyObject *arg)
+{
+    PyObject *stack[3] = {NULL, Py_NewRef(self->stream), arg};
+    PyObject *out = PyObject_VectorcallMethod(
+        name, stack + 1, (arg != NULL ? 2 : 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_DECREF(stack[1]);
+    return out;
+}
+
+/* After the stream raised: self.<handler>(args..., the exception) for an Exception; anything
+ * else (KeyboardInterrupt...) goes on as it is. */
+static PyObject *
+enginegcm_raised(EngineGcmCore *self, PyObject *handler, PyObject *a, PyObject *b)
+{
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
+        return NULL;
+    PyObject *exc = raised_exception();
+    PyObject *stack[5] = {NULL, (PyObject *)self, a, b != NULL ? b : exc, exc};
+    PyObject *out = PyObject_VectorcallMethod(
+        handler, stack + 1, (b != NULL ? 4 : 3) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_DECREF(exc);
+    return out;
+}
+
+static PyObject *
+enginegcm_aad(EngineGcmCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL && PyBytes_CheckExact(args[0]) && enginegcm_held(self)
+        && !self->updated) {
+        PyObject *data = args[0];
+        Py_ssize_t n = PyBytes_GET_SIZE(data);
+        if (n <= self->aad_left && enginegcm_keeps(self, n, self->total) == 1) {
+            if (enginegcm_keep(self, Py_True, data) < 0)
+                return NULL;
+            self->aad_left -= n;
+            PyObject *out = enginegcm_send(self, str_update_aad, data);
+            if (out == NULL)
+                out = enginegcm_raised(self, str_resend, Py_True, data);
+            if (out == NULL)
+                return NULL;
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+    }
+    return slow(self, str_slow_aad, args, nargs, kwnames);
+}
+
+static PyObject *
+enginegcm_update(EngineGcmCore *self, PyObject *const *args, Py_ssize_t nargs,
+                 PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL && PyBytes_CheckExact(args[0]) && enginegcm_held(self)) {
+        PyObject *data = args[0];
+        Py_ssize_t n = PyBytes_GET_SIZE(data);
+        if (n <= self->data_left && enginegcm_keeps(self, n, self->total + n) == 1) {
+            if (enginegcm_keep(self, Py_False, data) < 0)
+                return NULL;
+            self->updated = 1;
+            self->data_left -= n;
+            self->total += n;
+            PyObject *out = enginegcm_send(self, str_update, data);
+            if (out == NULL)
+                return enginegcm_raised(self, str_resend, Py_False, data);
+            if (PyBytes_CheckExact(out) && PyBytes_GET_SIZE(out) == n)
+                return out;
+            PyObject *stack[4] = {NULL, (PyObject *)self, out, data};
+            PyObject *checked = PyObject_VectorcallMethod(
+                str_engine_output, stack + 1, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            Py_DECREF(out);
+            return checked;
+        }
+    }
+    return slow(self, str_slow_update, args, nargs, kwnames);
+}
+
+/* The engine finished the stream: done, nothing kept, one op of _total counted for it (in the
+ * lane's record while its route is the lane's engine route, else Lane.stream_done). */
+static int
+enginegcm_finish(EngineGcmCore *self)
+{
+    self->done = 1;
+    PyObject *empty = PyList_New(0);
+    if (empty == NULL)
+        return -1;
+    Py_XSETREF(self->kept, empty);
+    if (self->lane == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_lane");
+        return -1;
+    }
+    PyObject *lane = Py_NewRef(self->lane);
+    LaneCore *core = (LaneCore *)lane;
+    int failed;
+    if (self->lane_is_core && self->route != NULL && self->route != Py_None
+        && core->engine_route == self->route && core->engine_pending != NULL) {
+        PyObject *route = Py_NewRef(self->route), *pending = Py_NewRef(core->engine_pending);
+        failed = count_engine(core, route, pending, self->total) < 0;
+        Py_DECREF(route);
+        Py_DECREF(pending);
+    }
+    else {
+        PyObject *total = PyLong_FromSsize_t(self->total);
+        PyObject *name = self->name != NULL ? self->name : Py_None;
+        PyObject *done = total == NULL ? NULL
+                                       : PyObject_CallMethodObjArgs(lane, str_stream_done, name,
+                                                                    total, NULL);
+        Py_XDECREF(total);
+        failed = done == NULL;
+        Py_XDECREF(done);
+    }
+    Py_DECREF(lane);
+    return failed ? -1 : 0;
+}
+
+static PyObject *
+enginegcm_finish_on_engine(EngineGcmCore *self, PyObject *unused)
+{
+    if (enginegcm_finish(self) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* The engine checks a decryption's tag: b"" when it passes (_check_failed(tag, exc) else). */
+static PyObject *
+enginegcm_engine_check(EngineGcmCore *self, PyObject *tag)
+{
+    if (self->stream == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_stream");
+        return NULL;
+    }
+    PyObject *out = enginegcm_send(self, str_finalize, tag);
+    if (out == NULL)
+        return enginegcm_raised(self, str_check_failed, tag, NULL);
+    Py_DECREF(out);
+    if (enginegcm_finish(self) < 0)
+        return NULL;
+    return PyBytes_FromStringAndSize(NULL, 0);
+}
+
+static PyObject *
+enginegcm_finalize(EngineGcmCore *self, PyObject *unused)
+{
+    if (enginegcm_held(self)) {
+        if (self->encrypt) {
+            PyObject *out = enginegcm_send(self, str_finalize, NULL);
+            if (out == NULL)
+                return enginegcm_raised(self, str_engine_finalized, Py_None, NULL);
+            if (PyBytes_CheckExact(out) && PyBytes_GET_SIZE(out) == 16) {
+                Py_XSETREF(self->tag, out);
+                if (enginegcm_finish(self) < 0)
+                    return NULL;
+                return PyBytes_FromStringAndSize(NULL, 0);
+            }
+            PyObject *stack[4] = {NULL, (PyObject *)self, out, Py_None};
+            PyObject *done = PyObject_VectorcallMethod(
+                str_engine_finalized, stack + 1, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            Py_DECREF(out);
+            return done;
+        }
+        if (self->mode_tag != NULL && self->mode_tag != Py_None) {
+            PyObject *tag = Py_NewRef(self->mode_tag);
+            PyObject *out = enginegcm_engine_check(self, tag);
+            Py_DECREF(tag);
+            return out;
+        }
+    }
+    return PyObject_CallMethodNoArgs((PyObject *)self, str_slow_finalize);
+}
+
+static PyObject *
+enginegcm_finalize_with_tag(EngineGcmCore *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL && !self->encrypt && tag_taken(args[0])
+        && PyBytes_GET_SIZE(args[0]) >= self->min_tag
+        && (self->mode_tag == NULL || self->mode_tag == Py_None) && enginegcm_held(self))
+        return enginegcm_engine_check(self, args[0]);
+    return slow(self, str_slow_finalize_with_tag, args, nargs, kwnames);
+}
+
+static PyMethodDef enginegcm_methods[] = {
+    {"update", (PyCFunction)(void (*)(void))enginegcm_update, METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("update(data) -> the output for data")},
+    {"authenticate_additional_data", (PyCFunction)(void (*)(void))enginegcm_aad,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("authenticate_additional_data(data): associated data, before any update")},
+    {"finalize", (PyCFunction)enginegcm_finalize, METH_NOARGS,
+     PyDoc_STR("finalize() -> the rest of the output; the stream counts as one op")},
+    {"_finalize_with_tag", (PyCFunction)(void (*)(void))enginegcm_finalize_with_tag,
+     METH_FASTCALL | METH_KEYWORDS,
+     PyDoc_STR("A decryption's finalize_with_tag(tag) (the subclass names it)")},
+    {"_engine_check", (PyCFunction)enginegcm_engine_check, METH_O,
+     PyDoc_STR("_engine_check(tag) -> b'' once the engine passed the tag")},
+    {"_finish_on_engine", (PyCFunction)enginegcm_finish_on_engine, METH_NOARGS,
+     PyDoc_STR("The engine finished the stream: one op of _total bytes, counted for it")},
+    {NULL},
+};
+
+static PyTypeObject EngineGcmCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload.core._directpath.EngineGcmCore",
+    .tp_doc = PyDoc_STR("A Cipher GCM context an engine's stream holds (compiled)."),
+    .tp_basicsize = sizeof(EngineGcmCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)enginegcm_dealloc,
+    .tp_traverse = (traverseproc)enginegcm_traverse,
+    .tp_clear = (inquiry)enginegcm_clear,
+    .tp_methods = enginegcm_methods,
+    .tp_members = enginegcm_members,
+    .tp_getset = enginegcm_getset,
+};
+
 /* -- CipherCore: Cipher(algorithm, mode), its contexts made on a lane no engine claims ----- */
 
 /* cryptoffload.directpath.PureCipherCore is its twin and documents the contract. The subclass
@@ -4356,7 +4736,7 @@ own_methods(PyObject *module, PyObject *cls)
     PyTypeObject *type = (PyTypeObject *)cls;
     PyTypeObject *const cores[] = {&AeadCoreType,   &ChainedCoreType,    &DirectStreamCoreType,
                                    &DigestCoreType, &AeadStreamCoreType, &CipherCoreType,
-                                   &HkdfCoreType,   &CcmCheckType};
+                                   &HkdfCoreType,   &CcmCheckType,       &EngineGcmCoreType};
     int given = 0;
     for (size_t c = 0; c < sizeof(cores) / sizeof(cores[0]); c++) {
         PyTypeObject *core = cores[c];
@@ -4480,10 +4860,18 @@ PyInit__directpath(void)
     INTERN(str_slow_finalize, "_finalize_slow");
     INTERN(str_slow_verify, "_verify_slow");
     INTERN(str_slow_copy, "_copy_slow");
+    INTERN(str_update_aad, "update_aad");
+    INTERN(str_resend, "_resend");
+    INTERN(str_engine_output, "_engine_output");
+    INTERN(str_engine_finalized, "_engine_finalized");
+    INTERN(str_check_failed, "_check_failed");
+    INTERN(str_tag_missing, "_tag_missing");
+    INTERN(str_stream_done, "stream_done");
     if (PyType_Ready(&SizeLogType) < 0 || PyType_Ready(&LaneCoreType) < 0
         || PyType_Ready(&AeadCoreType) < 0 || PyType_Ready(&ChainedCoreType) < 0
         || PyType_Ready(&DirectStreamCoreType) < 0 || PyType_Ready(&DigestCoreType) < 0
         || PyType_Ready(&AeadStreamCoreType) < 0 || PyType_Ready(&CipherCoreType) < 0
+        || PyType_Ready(&EngineGcmCoreType) < 0
         || PyType_Ready(&CcmCheckType) < 0 || PyType_Ready(&HkdfCoreType) < 0
         || PyType_Ready(&GatheredType) < 0 || PyType_Ready(&ImportFilterType) < 0)
         return NULL;
@@ -4526,6 +4914,12 @@ PyInit__directpath(void)
         Py_DECREF(module);
         return NULL;
     }
+    Py_INCREF(&EngineGcmCoreType);
+    if (PyModule_AddObject(module, "EngineGcmCore", (PyObject *)&EngineGcmCoreType) < 0) {
+        Py_DECREF(&EngineGcmCoreType);
+        Py_DECREF(module);
+        return NULL;
+    }
     Py_INCREF(&CipherCoreType);
     if (PyModule_AddObject(module, "CipherCore", (PyObject *)&CipherCoreType) < 0) {
         Py_DECREF(&CipherCoreType);
@@ -4558,12 +4952,13 @@ PyInit__directpath(void)
     }
     if (PyModule_AddIntConstant(module, "TAIL", TAIL) < 0
         || PyModule_AddIntConstant(module, "FOLD_AT", FOLD_AT) < 0
-        || PyModule_AddIntConstant(module, "GATHER_LIMIT", GATHER_LIMIT) < 0) {
+        || PyModule_AddIntConstant(module, "GATHER_LIMIT", GATHER_LIMIT) < 0
+        || PyModule_AddIntConstant(module, "RETAIN_LIMIT", RETAIN_LIMIT) < 0) {
         Py_DECREF(module);
         return NULL;
     }
     /* What directpath.py expects (its API): a build left from older sources is not used. */
-    if (PyModule_AddIntConstant(module, "API", 9) < 0) {
+    if (PyModule_AddIntConstant(module, "API", 10) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -48,6 +48,7 @@ __all__ = [
     "FOLD_AT",
     "GATHER_LIMIT",
     "ORDINARY",
+    "RETAIN_LIMIT",
     "TAIL",
     "AeadCore",
     "AeadStreamCore",
@@ -56,6 +57,7 @@ __all__ = [
     "CipherCore",
     "DigestCore",
     "DirectStreamCore",
+    "EngineGcmCore",
     "Gathered",
     "HkdfCore",
     "LaneCore",
@@ -66,6 +68,7 @@ __all__ = [
     "PureCipherCore",
     "PureDigestCore",
     "PureDirectStreamCore",
+    "PureEngineGcmCore",
     "PureGathered",
     "PureHkdfCore",
     "PureLaneCore",
@@ -87,7 +90,7 @@ _using = CURRENT.get  # bound once: no method lookup per op
 
 #: The compiled module's API this module expects (``_directpath.API``): bumped with each
 #: change of what the two share, so that a build left from older sources is not used.
-API = 9
+API = 10
 
 #: Pending sizes a counters' record holds before it is folded into the totals (the compiled
 #: twin has its own copy, ``_directpath.FOLD_AT``; a test checks that both agree).
@@ -863,6 +866,177 @@ class PureAeadStreamCore:
         return self._finalize_with_tag_slow(tag)  # type: ignore[attr-defined]
 
 
+#: Bytes a ``Cipher`` GCM context on an engine keeps to redo in software (``_stream.
+#: RETAIN_LIMIT``; this module is below it, and the compiled twin has its own copy).
+RETAIN_LIMIT = 256 * 1024 * 1024
+
+#: The tag lengths a GCM decryption's ``finalize_with_tag`` takes (SP 800-38D's).
+_GCM_TAG_LENGTHS = frozenset({4, 8, 12, 13, 14, 15, 16})
+
+
+class PureEngineGcmCore:
+    """A ``Cipher`` GCM context an engine's AEAD stream holds (``_stream``, see
+    ``open_aead_stream`` in engines/base.py), with what it sent kept (``_kept``: ``(is AAD,
+    bytes)`` in order, ``_kept_size`` bytes) for software to redo if the engine fails.
+
+    The subclass sets every field: ``_lane``, ``_name`` (the engine's), ``_route`` (the lane's
+    ``engine_route`` when that is the engine's route, else None), ``_high`` (the policy's
+    max_size for the engine, or None), ``_data_left`` / ``_aad_left`` (the mode's byte limits),
+    ``_encrypt``, ``_mode_tag`` (a decryption's tag in the mode, or None), ``_min_tag`` (the
+    mode's least tag length), ``_sw`` (None while the engine holds the stream), and False, 0
+    or None for the rest.
+
+    While ``_sw`` is None and the stream is not ``_done``:
+
+    - ``authenticate_additional_data(data)`` with ``bytes``, before any update, within
+      ``_aad_left`` and :data:`RETAIN_LIMIT`, keeps the data and sends it (``update_aad``);
+    - ``update(data)`` with ``bytes`` within ``_data_left``, :data:`RETAIN_LIMIT` and ``_high``
+      (``_total`` with the data) keeps the data, counts it in ``_total`` and sends it; an output
+      that is not ``bytes`` of the data's length goes to ``_engine_output(out, data)``;
+    - an encryption's ``finalize()`` asks the stream for the tag: ``bytes`` of 16 is ``_tag``;
+      anything else goes to ``_engine_finalized(out, exc)``;
+    - a decryption's ``finalize()`` with the mode's tag, and ``_finalize_with_tag(tag)`` (the
+      subclass names it) with ``bytes`` of an SP 800-38D length of at least ``_min_tag`` and
+      no tag in the mode, ask the stream to check it; an exception goes to
+      ``_check_failed(tag, exc)``;
+    - an ``Exception`` from sending goes to ``_resend(is_aad, data, exc)`` (the data kept last).
+
+    A stream the engine finished is ended by ``_finish_on_engine``: ``_done``, nothing kept,
+    one op of ``_total`` bytes counted for the engine (``Lane.answered`` on ``_route`` while it
+    is the lane's engine route, else ``Lane.stream_done``). ``tag`` is an encryption's
+    ``_tag``, or ``_tag_missing()`` before it is set; a decryption has none. Any other call goes
+    to ``_aad_slow``, ``_update_slow``, ``_finalize_slow`` or ``_finalize_with_tag_slow``.
+    """
+
+    __slots__ = (
+        "_aad_left",
+        "_data_left",
+        "_done",
+        "_encrypt",
+        "_failed",
+        "_high",
+        "_kept",
+        "_kept_size",
+        "_lane",
+        "_min_tag",
+        "_mode_tag",
+        "_name",
+        "_route",
+        "_stream",
+        "_sw",
+        "_tag",
+        "_total",
+        "_updated",
+    )
+
+    @property
+    def tag(self) -> bytes:
+        """The tag, once an encryption is finalized (``_tag_missing()`` before)."""
+        if not self._encrypt:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'tag'")
+        tag = self._tag
+        return tag if tag is not None else self._tag_missing()  # type: ignore[attr-defined]
+
+    def _keeps(self, n: int, total: int) -> bool:
+        """Whether ``n`` more bytes can be kept, ``total`` data bytes sent with them."""
+        high = self._high
+        return self._kept_size + n <= RETAIN_LIMIT and (high is None or total <= high)
+
+    def authenticate_additional_data(self, data: bytes) -> None:
+        """Associated data, before any update."""
+        if (
+            data.__class__ is bytes
+            and self._sw is None
+            and not self._done
+            and not self._updated
+            and (n := len(data)) <= self._aad_left
+            and self._keeps(n, self._total)
+        ):
+            self._aad_left -= n
+            self._kept.append((True, data))
+            self._kept_size += n
+            try:
+                self._stream.update_aad(data)
+            except Exception as exc:
+                self._resend(True, data, exc)  # type: ignore[attr-defined]
+            return None
+        return self._aad_slow(data)  # type: ignore[attr-defined]
+
+    def update(self, data: bytes) -> bytes:
+        """The output for ``data``."""
+        if (
+            data.__class__ is bytes
+            and self._sw is None
+            and not self._done
+            and (n := len(data)) <= self._data_left
+            and self._keeps(n, total := self._total + n)
+        ):
+            self._updated = True
+            self._data_left -= n
+            self._total = total
+            self._kept.append((False, data))
+            self._kept_size += n
+            try:
+                out = self._stream.update(data)
+            except Exception as exc:
+                return self._resend(False, data, exc)  # type: ignore[attr-defined]
+            if out.__class__ is bytes and len(out) == n:
+                return out
+            return self._engine_output(out, data)  # type: ignore[attr-defined]
+        return self._update_slow(data)  # type: ignore[attr-defined]
+
+    def finalize(self) -> bytes:
+        """The rest of the output (none: the engine answered each update)."""
+        if self._sw is None and not self._done:
+            if self._encrypt:
+                try:
+                    out = self._stream.finalize()
+                except Exception as exc:
+                    return self._engine_finalized(None, exc)  # type: ignore[attr-defined]
+                if out.__class__ is bytes and len(out) == 16:
+                    self._tag = out
+                    self._finish_on_engine()
+                    return b""
+                return self._engine_finalized(out, None)  # type: ignore[attr-defined]
+            tag = self._mode_tag
+            if tag is not None:
+                return self._engine_check(tag)
+        return self._finalize_slow()  # type: ignore[attr-defined]
+
+    def _finalize_with_tag(self, tag: bytes) -> bytes:
+        """A decryption's ``finalize_with_tag`` (the subclass names it)."""
+        if (
+            not self._encrypt
+            and tag.__class__ is bytes
+            and len(tag) in _GCM_TAG_LENGTHS
+            and len(tag) >= self._min_tag
+            and self._mode_tag is None
+            and self._sw is None
+            and not self._done
+        ):
+            return self._engine_check(tag)
+        return self._finalize_with_tag_slow(tag)  # type: ignore[attr-defined]
+
+    def _engine_check(self, tag: bytes) -> bytes:
+        """The engine checks ``tag``: b"" when it passes."""
+        try:
+            self._stream.finalize(tag)
+        except Exception as exc:
+            return self._check_failed(tag, exc)  # type: ignore[attr-defined]
+        self._finish_on_engine()
+        return b""
+
+    def _finish_on_engine(self) -> None:
+        """The engine finished the stream: one op of ``_total`` bytes, counted for it."""
+        self._done = True
+        self._kept = []
+        lane, route = self._lane, self._route
+        if route is not None and getattr(lane, "engine_route", None) is route:
+            lane.answered(route, self._total)
+        else:
+            lane.stream_done(self._name, self._total)
+
+
 #: PureCipherCore's kinds of direct path (CipherCore's K_*): none, a stream mode's, GCM's with
 #: no tag in the mode, GCM's with one (a decryption only).
 _K_NONE, _K_STREAM, _K_GCM, _K_GCM_TAG = 0, 1, 2, 3
@@ -1210,6 +1384,7 @@ ChainedCore: Any = _module.ChainedCore if _module is not None else PureChainedCo
 DirectStreamCore: Any = _module.DirectStreamCore if _module is not None else PureDirectStreamCore
 DigestCore: Any = _module.DigestCore if _module is not None else PureDigestCore
 AeadStreamCore: Any = _module.AeadStreamCore if _module is not None else PureAeadStreamCore
+EngineGcmCore: Any = _module.EngineGcmCore if _module is not None else PureEngineGcmCore
 CipherCore: Any = _module.CipherCore if _module is not None else PureCipherCore
 CcmCheck: Any = _module.CcmCheck if _module is not None else PureCcmCheck
 HkdfCore: Any = _module.HkdfCore if _module is not None else PureHkdfCore

@@ -149,6 +149,17 @@ class _Route:
 
 
 _NEVER = sys.maxsize + 1
+
+
+def _aead_stream_refusal(route: _Route, opener: Any) -> str | None:
+    """Why an AEAD stream is not asked of ``route``'s engine (``opener``: its
+    ``open_aead_stream``, or None), judged at size 0; None: ask it. A floor of 0 or less (no
+    min_size, not denied or disabled) admits it with no more tests."""
+    if opener is None:
+        return "streaming"
+    return None if route.floor <= 0 else route.refusal(0)
+
+
 _MISSED = object()  # no engine took the op
 #: ``Lane._sample_due`` set by a direct path that hands the lane an op to sample the engines on.
 SAMPLE_NOW = 2
@@ -734,11 +745,7 @@ class Lane(LaneCore):
         window is judged at 0 bytes (a min_size keeps streams from that engine); its max_size
         is the most the context sends the engine before software takes over.
         """
-
-        def why(route: _Route, opener: Any) -> str | None:
-            return "streaming" if opener is None else route.refusal(0)
-
-        return self._open("open_aead_stream", op, why)
+        return self._open("open_aead_stream", op, _aead_stream_refusal)
 
     def _open(self, member: str, op: Op, why: Any) -> tuple[str, Any, int | None] | dict[str, str]:
         """The first route whose engine's ``member`` opens a stream for ``op``; ``why(route,

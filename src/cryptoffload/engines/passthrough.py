@@ -89,13 +89,12 @@ class PassThroughEngine:
 
     def open_aead_stream(self, op: Any) -> Any:
         """AES-GCM fed piece by piece (OpenSSL's context); other AEADs decline ``streaming``."""
-        from cryptoffload.errors import Unavailable
-
-        if not (op.alg.startswith("aes-") and op.alg.endswith("-gcm")):
-            raise Unavailable("streaming", op.alg)
-        if self._gcm_context is None:
+        make = self._gcm_context
+        if make is None:
             self.probe()
-        return _GcmStream(op.kind == "encrypt", self._gcm_context(op))
+            make = self._gcm_context
+        ctx = make(op)  # Unavailable for an algorithm other than AES-GCM
+        return _GcmEncryptStream(ctx) if op.kind == "encrypt" else _GcmDecryptStream(ctx)
 
 
 class _Stream:
@@ -120,28 +119,38 @@ class _Stream:
 
 
 class _GcmStream:
-    """OpenSSL's GCM context with the engine AEAD stream's members (engines/base.py)."""
+    """OpenSSL's GCM context with the engine AEAD stream's members (engines/base.py):
+    ``update`` and ``update_aad`` are the context's own methods, bound."""
 
-    __slots__ = ("_ctx", "_encrypting")
+    __slots__ = ("_ctx", "update", "update_aad")
 
-    def __init__(self, encrypting: bool, ctx: Any) -> None:
-        self._encrypting = encrypting
+    def __init__(self, ctx: Any) -> None:
         self._ctx = ctx
-
-    def update_aad(self, data: bytes) -> None:
-        self._ctx.authenticate_additional_data(data)
-
-    def update(self, data: bytes) -> bytes:
-        return self._ctx.update(data)
-
-    def finalize(self, tag: bytes | None = None) -> bytes:
-        if self._encrypting:
-            self._ctx.finalize()
-            return self._ctx.tag
-        return self._ctx.finalize_with_tag(bytes(tag or b""))
+        self.update = ctx.update
+        self.update_aad = ctx.authenticate_additional_data
 
     def close(self) -> None:
-        self._ctx = None
+        self._ctx = self.update = self.update_aad = None
+
+
+class _GcmEncryptStream(_GcmStream):
+    """An encryption: ``finalize()`` gives the tag."""
+
+    __slots__ = ()
+
+    def finalize(self, tag: bytes | None = None) -> bytes:
+        ctx = self._ctx
+        ctx.finalize()
+        return ctx.tag
+
+
+class _GcmDecryptStream(_GcmStream):
+    """A decryption: ``finalize(tag)`` checks the tag."""
+
+    __slots__ = ()
+
+    def finalize(self, tag: bytes | None = None) -> bytes:
+        return self._ctx.finalize_with_tag(bytes(tag or b""))
 
 
 def from_spec(arg: str) -> PassThroughEngine:

@@ -241,16 +241,45 @@ _SESSION_MODES: dict[str, Any] = {}
 _UNSEEN = object()
 
 
+def _gcm_fields() -> dict[str, Any] | None:
+    """The attributes of `cryptography`'s ``GCM(iv, min_tag_length=4)`` but the IV, when the mode
+    is a plain object of those three (then :func:`gcm_stream_context` copies them into a new
+    one instead of running ``GCM.__init__``'s checks again); None for another layout."""
+    try:
+        fields = dict(vars(modes.GCM(bytes(12), min_tag_length=4)))
+    except TypeError:  # no __dict__: a compiled mode
+        return None
+    if set(fields) != {"_initialization_vector", "_tag", "_min_tag_length"}:
+        return None
+    del fields["_initialization_vector"]
+    return fields
+
+
+_GCM_FIELDS = _gcm_fields()
+_GCM_STREAM_ALGS = frozenset(f"aes-{bits}-gcm" for bits in (128, 192, 256))
+
+
 def gcm_stream_context(op: Any) -> Any:
     """OpenSSL's streaming AES-GCM context for ``op`` (kind, key, and the nonce as iv), tags of
     4 bytes and more taken: what `cryptography`'s ``Cipher(AES(key), GCM(iv, min_tag_length=4))``
-    gives, the key's algorithm object kept (the provider validated key and nonce)."""
-    key, iv = bytes(op.key), bytes(op.iv)
-    mode = modes.GCM(iv, min_tag_length=4)
-    if MAKE_CONTEXT is None:
-        cipher = Cipher(algorithms.AES(key), mode)
+    gives, the key's algorithm object kept. The provider validated key and nonce: the mode is
+    not checked again (its attributes copied, see :func:`_gcm_fields`). Unavailable
+    (``streaming``) for an algorithm other than AES-GCM."""
+    alg = op.alg
+    if alg not in _GCM_STREAM_ALGS:
+        raise Unavailable("streaming", alg)
+    key, iv = op.key, op.iv
+    if key.__class__ is not bytes:
+        key = bytes(key)
+    if iv.__class__ is not bytes:
+        iv = bytes(iv)
+    if MAKE_CONTEXT is None or _GCM_FIELDS is None:
+        cipher = Cipher(algorithms.AES(key), modes.GCM(iv, min_tag_length=4))
         return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
-    algorithm = _KEYED.get(_keyed_cipher, key, op.alg)
+    mode = object.__new__(modes.GCM)
+    vars(mode).update(_GCM_FIELDS)
+    mode._initialization_vector = iv
+    algorithm = _KEYED.peek((_keyed_cipher, key, alg)) or _KEYED.get(_keyed_cipher, key, alg)
     return MAKE_CONTEXT[op.kind != "encrypt"](algorithm, mode)
 
 
