@@ -1091,6 +1091,8 @@ def cipher_class(twin: Twin, lane):
     _, aead_core, cipher_core, _ = NEW_CORES[twin.name]
     stream_cls = type(f"{twin.name}DirectStream", (twin.StreamCore,), {"__slots__": ()})
     gcm_cls = type(f"{twin.name}GcmStream", (aead_core,), {"__slots__": ()})
+    engine_core = directpath.PureEngineGcmCore if twin.name == "pure" else compiled.EngineGcmCore
+    engine_gcm_cls = type(f"{twin.name}EngineGcm", (engine_core,), {"__slots__": ()})
 
     def make(algorithm, mode):
         return ("ctx", algorithm, mode)
@@ -1122,6 +1124,10 @@ def cipher_class(twin: Twin, lane):
                 gcm_cls,
                 {},
                 twin.Context,
+                make,
+                engine_gcm_cls,
+                engine_gcm_cls,
+                make,
                 make,
             ),
             "_init_slow": slow_init,

@@ -16,10 +16,11 @@ from doubles import TakeAllEngine
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cryptoffload import Policy, Provider
+from cryptoffload import Policy, Provider, using
 from cryptoffload.ciphers import Cipher, algorithms, modes
 from cryptoffload.core.validate import GCM_TAG_SIZES
 from cryptoffload.engines.caam import from_spec
+from cryptoffload.errors import Unavailable
 
 ENGINE = "caam:model=t2080"
 ALG = "aes-128-gcm"
@@ -503,3 +504,89 @@ def test_the_passthrough_engine_checks_every_tag_length_the_mode_allows(tag_leng
         assert counted["passthrough"][ALG]["faults"] == 0
     finally:
         provider.close()
+
+
+class OpenFailingCaam(BreakingCaam):
+    """The CAAM model engine whose ``open_aead_stream`` raises ``failure`` (once set)."""
+
+    def __init__(self) -> None:
+        super().__init__(fail_at=0)
+        self.failure: BaseException | None = None
+        self.opened = 0
+
+    def open_aead_stream(self, op: Any) -> Any:
+        self.opened += 1
+        if self.failure is not None:
+            raise self.failure
+        return self._engine.open_aead_stream(op)
+
+
+@pytest.mark.parametrize(
+    ("failure", "fault"),
+    [(RuntimeError("injected"), 1), (Unavailable("busy", ALG), 0)],
+    ids=["fault", "decline"],
+)
+def test_an_engine_that_fails_to_open_a_stream_is_asked_once_and_software_answers(
+    failure: BaseException, fault: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = OpenFailingCaam()
+    provider = caam_provider(engines=[engine])
+    key, iv = bytes(range(16)), bytes(range(12))
+    Cipher(algorithms.AES(key), modes.GCM(iv))  # CipherCore constructs these classes from now on
+    with using(provider):
+        cipher = Cipher(algorithms.AES(key), modes.GCM(iv))
+        cipher.encryptor().finalize()  # the first context notes the lane for CipherCore
+        engine.failure, engine.opened = failure, 0
+        slow: list[Any] = []
+        monkeypatch.setattr(type(cipher), "_context", lambda *a: slow.append(a))
+        ours = Cipher(algorithms.AES(key), modes.GCM(iv)).encryptor()
+    assert engine.opened == 1 and slow == []  # asked once, by CipherCore
+    ref = RefCipher(ref_algorithms.AES(key), ref_modes.GCM(iv)).encryptor()
+    assert run_stream(ours, [b"a"], [b"b" * 30], None) == run_stream(ref, [b"a"], [b"b" * 30], None)
+    assert cell(provider, engine.name)["faults"] == fault
+    assert cell(provider, engine.name)["declined"] == ({} if fault else {"busy": 1})
+    assert cell(provider, engine.name)["ops"] == 1  # the first context
+    assert cell(provider, "software")["ops"] == 1
+
+
+@pytest.mark.parametrize(
+    ("encrypt", "mode_tag"),
+    [(True, None), (False, None), (False, "given")],
+    ids=["encrypt", "decrypt", "decrypt-tag-in-mode"],
+)
+def test_an_engine_gcm_context_made_per_message_is_the_one_its_init_makes(
+    encrypt: bool, mode_tag: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cryptoffload.ciphers import _gcm
+    from cryptoffload.core.directpath import PureEngineGcmCore
+
+    provider = caam_provider()
+    key, iv = bytes(range(16)), bytes(range(12))
+    mode = modes.GCM(iv, b"t" * 16) if mode_tag else modes.GCM(iv, min_tag_length=8)
+    Cipher(algorithms.AES(key), mode)  # CipherCore constructs these classes from now on
+    with using(provider):
+        cipher = Cipher(algorithms.AES(key), mode)
+        make = cipher.encryptor if encrypt else cipher.decryptor
+        make()  # the first context notes the lane for CipherCore
+        opened: list[Any] = []
+        real_context = type(cipher)._context
+        monkeypatch.setattr(
+            type(cipher), "_context", lambda *a: opened.append(a) or real_context(*a)
+        )
+        ours = make()
+    assert opened == []  # CipherCore made it, not the slow path
+    lane = provider.lane(ALG)
+    cls = _gcm.EngineGcmEncryptor if encrypt else _gcm.EngineGcmDecryptor
+    route = lane.engine_route
+    reference = cls(cipher, lane, route.name, ours._stream, route.high)
+    for field in PureEngineGcmCore.__slots__:
+        assert getattr(ours, field) == getattr(reference, field), field
+    assert type(ours) is cls and ours._route is route and ours._cipher is cipher
+    data = b"d" * 40
+    if encrypt:
+        ref = RefCipher(ref_algorithms.AES(key), ref_modes.GCM(iv)).encryptor()
+        assert run_stream(ours, [b"x"], [data], None) == run_stream(ref, [b"x"], [data], None)
+    else:
+        assert ours.update(data) == (
+            RefCipher(ref_algorithms.AES(key), ref_modes.GCM(iv)).decryptor().update(data)
+        )

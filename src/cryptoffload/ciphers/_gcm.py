@@ -34,7 +34,7 @@ from cryptoffload.core.directpath import AeadStreamCore, EngineGcmCore, own_meth
 from cryptoffload.core.ops import AeadOp
 from cryptoffload.core.provider import Lane
 
-__all__ = ["GcmDirectDecryptor", "GcmDirectEncryptor", "gcm_context"]
+__all__ = ["GcmDirectDecryptor", "GcmDirectEncryptor", "gcm_context", "gcm_open_failed"]
 
 _FINALIZED = "Context was already finalized."
 
@@ -56,10 +56,23 @@ def gcm_context(cipher: Any, lane: Lane, encrypt: bool) -> Any:
             b"",
             16,
         )
-        opened = lane.open_aead_stream(op)
-        if type(opened) is not dict:
-            return (EngineGcmEncryptor if encrypt else EngineGcmDecryptor)(cipher, lane, *opened)
-        declines = opened
+        return _opened(cipher, lane, encrypt, lane.open_aead_stream(op))
+    return _opened(cipher, lane, encrypt, declines)
+
+
+def gcm_open_failed(cipher: Any, lane: Lane, encrypt: bool, op: AeadOp, exc: Exception) -> Any:
+    """The context when the compiled path asked the engine route's engine for ``op``'s stream
+    and it raised ``exc``: that engine's answer counted as :func:`gcm_context` would count it,
+    the engines after it asked, then software."""
+    return _opened(cipher, lane, encrypt, lane.open_aead_stream(op, exc))
+
+
+def _opened(cipher: Any, lane: Lane, encrypt: bool, opened: Any) -> Any:
+    """The context for what opening the stream gave: an engine's ``(name, stream, high)``, or
+    why each engine did not take it (then software's context)."""
+    if type(opened) is not dict:
+        return (EngineGcmEncryptor if encrypt else EngineGcmDecryptor)(cipher, lane, *opened)
+    declines: Mapping[str, str] = opened
     lane.allow_software(declines)  # a policy that requires offload refuses it now
     if lane.software_only:  # no engine on the route: OpenSSL's context, counted when it ends
         return (GcmDirectEncryptor if encrypt else GcmDirectDecryptor)(cipher, lane, encrypt)
@@ -186,9 +199,10 @@ class _EngineGcm(EngineGcmCore):
     that take no Python here are EngineGcmCore's (compiled where built, see
     :class:`cryptoffload.core.directpath.PureEngineGcmCore`); the rest come here."""
 
-    # _aad_left, _data_left, _done, _encrypt, _failed, _high, _kept, _kept_size, _lane,
-    # _min_tag, _mode_tag, _name, _route, _stream, _sw, _tag, _total, _updated: EngineGcmCore's.
-    __slots__ = ("_cipher", "_fallback")
+    # _aad_left, _cipher, _data_left, _done, _encrypt, _failed, _fallback, _high, _kept,
+    # _kept_size, _lane, _min_tag, _mode_tag, _name, _route, _stream, _sw, _tag, _total,
+    # _updated: EngineGcmCore's.
+    __slots__ = ()
 
     def __init__(self, cipher: Any, lane: Lane, name: str, stream: Any, high: int | None) -> None:
         mode = cipher.mode

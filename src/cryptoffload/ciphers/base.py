@@ -19,7 +19,14 @@ from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 from cryptoffload import modes
 from cryptoffload._buffers import disjoint_input
 from cryptoffload.blocks import ivs
-from cryptoffload.ciphers._gcm import GcmDirectDecryptor, GcmDirectEncryptor, gcm_context
+from cryptoffload.ciphers._gcm import (
+    EngineGcmDecryptor,
+    EngineGcmEncryptor,
+    GcmDirectDecryptor,
+    GcmDirectEncryptor,
+    gcm_context,
+    gcm_open_failed,
+)
 from cryptoffload.ciphers._software import MAKE_CONTEXT, SoftwareStream, software_context
 from cryptoffload.core import validate
 from cryptoffload.core._log import log
@@ -31,7 +38,7 @@ from cryptoffload.core.directpath import (
     own_methods,
 )
 from cryptoffload.core.names import CIPHER_CLASSES, CIPHER_FAMILIES, aes_name
-from cryptoffload.core.ops import CipherOp
+from cryptoffload.core.ops import AeadOp, CipherOp
 from cryptoffload.core.provider import Lane, Provider, checked_provider, resolve
 from cryptoffload.dmabuffer import as_plain, claimed, involved, lease_of
 
@@ -78,7 +85,9 @@ _DIRECT_MODES = frozenset({"ecb", "cbc", "ctr", "cfb", "cfb8", "ofb", "gcm"})
 _DIRECT_TABLE: dict[type, tuple[str, dict[type, dict[int, str]]]] = {}
 _DIRECT_LANES: dict[str, Lane] = {}
 #: Our name of an AES ECB/CBC/CTR cipher -> the lane with an engine route its chained contexts
-#: were last made on: CipherCore makes them there too, as _ChainedContext's __init__ does.
+#: were last made on: CipherCore makes them there too, as _ChainedContext's __init__ does; of an
+#: AES-GCM cipher -> the lane whose engine route's engine streams GCM (open_aead_stream), where
+#: CipherCore opens the stream and makes the EngineGcm context itself.
 _ROUTED_LANES: dict[str, Lane] = {}
 
 
@@ -178,8 +187,14 @@ class Cipher(CipherCore):
         lane.fold_due()
         if lane.software_only and self._mode_name in _DIRECT_MODES:
             _DIRECT_LANES[self._alg] = lane  # CipherCore's contexts come from this lane now
-        elif lane.engine_route is not None and self._mode_name in _HOLDABLE:
-            _ROUTED_LANES[self._alg] = lane  # CipherCore's chained contexts: this lane's
+        elif lane.engine_route is not None and (
+            self._mode_name in _HOLDABLE
+            or (
+                self._mode_name == "gcm"
+                and getattr(lane.engine_route.engine, "open_aead_stream", None) is not None
+            )
+        ):
+            _ROUTED_LANES[self._alg] = lane  # CipherCore's chained or engine GCM contexts
         if self._mode_name == "gcm":
             # GHASH runs across calls: an engine that keeps it (open_aead_stream) or software.
             return gcm_context(self, lane, encrypt)
@@ -685,4 +700,8 @@ if MAKE_CONTEXT is not None:  # another layout of `cryptography`: every Cipher t
         _ROUTED_LANES,
         _ChainedContext,
         CipherOp,
+        EngineGcmEncryptor,
+        EngineGcmDecryptor,
+        AeadOp,
+        gcm_open_failed,
     )

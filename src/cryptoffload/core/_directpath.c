@@ -47,6 +47,8 @@ static PyObject *str_engine, *str_session, *str_nonce, *str_initialization_vecto
     *str_no_session;
 static PyObject *str_update_aad, *str_resend, *str_engine_output, *str_engine_finalized,
     *str_check_failed, *str_tag_missing, *str_stream_done;
+static PyObject *str_open_aead_stream, *str_name, *str_high, *str_floor, *str_min_tag_length,
+    *str_max_encrypted_bytes, *str_max_aad_bytes;
 
 /* Sizes a record holds before it is folded (counters.FOLD_AT; a test checks they agree). */
 #define FOLD_AT 4096
@@ -3300,6 +3302,8 @@ static PyTypeObject AeadStreamCoreType = {
 
 typedef struct {
     PyObject_HEAD
+    PyObject *cipher;   /* _cipher: the Cipher */
+    PyObject *fallback; /* _fallback: why software took over (a dict) */
     PyObject *stream;   /* _stream */
     PyObject *lane;     /* _lane */
     PyObject *name;     /* _name: the engine's */
@@ -3316,6 +3320,8 @@ typedef struct {
 static int
 enginegcm_traverse(EngineGcmCore *self, visitproc visit, void *arg)
 {
+    Py_VISIT(self->cipher);
+    Py_VISIT(self->fallback);
     Py_VISIT(self->stream);
     Py_VISIT(self->lane);
     Py_VISIT(self->name);
@@ -3331,6 +3337,8 @@ enginegcm_traverse(EngineGcmCore *self, visitproc visit, void *arg)
 static int
 enginegcm_clear(EngineGcmCore *self)
 {
+    Py_CLEAR(self->cipher);
+    Py_CLEAR(self->fallback);
     Py_CLEAR(self->stream);
     Py_CLEAR(self->lane);
     Py_CLEAR(self->name);
@@ -3387,6 +3395,8 @@ static PyGetSetDef enginegcm_getset[] = {
 };
 
 static PyMemberDef enginegcm_members[] = {
+    {"_cipher", T_OBJECT_EX, offsetof(EngineGcmCore, cipher), 0, NULL},
+    {"_fallback", T_OBJECT_EX, offsetof(EngineGcmCore, fallback), 0, NULL},
     {"_stream", T_OBJECT_EX, offsetof(EngineGcmCore, stream), 0, NULL},
     {"_name", T_OBJECT_EX, offsetof(EngineGcmCore, name), 0, NULL},
     {"_route", T_OBJECT_EX, offsetof(EngineGcmCore, route), 0, NULL},
@@ -3467,6 +3477,21 @@ enginegcm_send(EngineGcmCore *self, PyObject *name, PyObject *arg)
 
 /* After the stream raised: self.<handler>(args..., the exception) for an Exception; anything
  * else (KeyboardInterrupt...) goes on as it is. */
+/* args[0].<name>(*args[1:nargs]) with `exc` the exception being handled, as inside Python's
+ * `except ... as exc:` (an exception the call raises gets exc as its __context__). */
+static PyObject *
+call_handling(PyObject *exc, PyObject *name, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *saved_type, *saved_value, *saved_tb;
+    PyErr_GetExcInfo(&saved_type, &saved_value, &saved_tb);
+    PyErr_SetExcInfo(Py_NewRef((PyObject *)Py_TYPE(exc)), Py_NewRef(exc),
+                     PyException_GetTraceback(exc));
+    PyObject *out =
+        PyObject_VectorcallMethod(name, args, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyErr_SetExcInfo(saved_type, saved_value, saved_tb);
+    return out;
+}
+
 static PyObject *
 enginegcm_raised(EngineGcmCore *self, PyObject *handler, PyObject *a, PyObject *b)
 {
@@ -3474,8 +3499,7 @@ enginegcm_raised(EngineGcmCore *self, PyObject *handler, PyObject *a, PyObject *
         return NULL;
     PyObject *exc = raised_exception();
     PyObject *stack[5] = {NULL, (PyObject *)self, a, b != NULL ? b : exc, exc};
-    PyObject *out = PyObject_VectorcallMethod(
-        handler, stack + 1, (b != NULL ? 4 : 3) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyObject *out = call_handling(exc, handler, stack + 1, b != NULL ? 4 : 3);
     Py_DECREF(exc);
     return out;
 }
@@ -3687,6 +3711,10 @@ enum {
     C_ROUTED,  /* our name -> the lane with an engine route its chained contexts were made on */
     C_CHAINED, /* the chained context's class (a ChainedCore) */
     C_OP,      /* CipherOp: what a session is asked for */
+    C_ENGINE_GCM_ENC, /* the engine GCM contexts' classes (EngineGcmCore's) */
+    C_ENGINE_GCM_DEC,
+    C_AEAD_OP,         /* AeadOp: what the engine's stream is opened with */
+    C_GCM_OPEN_FAILED, /* gcm_open_failed: the context when opening raised */
     C_FIELDS
 };
 
@@ -3774,7 +3802,15 @@ cipher_spec(PyTypeObject *type)
         || !PyDict_CheckExact(PyTuple_GET_ITEM(spec, C_ROUTED))
         || !PyType_Check(PyTuple_GET_ITEM(spec, C_CHAINED))
         || !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(spec, C_CHAINED), &ChainedCoreType)
-        || !PyCallable_Check(PyTuple_GET_ITEM(spec, C_OP)))
+        || !PyCallable_Check(PyTuple_GET_ITEM(spec, C_OP))
+        || !PyType_Check(PyTuple_GET_ITEM(spec, C_ENGINE_GCM_ENC))
+        || !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(spec, C_ENGINE_GCM_ENC),
+                             &EngineGcmCoreType)
+        || !PyType_Check(PyTuple_GET_ITEM(spec, C_ENGINE_GCM_DEC))
+        || !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(spec, C_ENGINE_GCM_DEC),
+                             &EngineGcmCoreType)
+        || !PyCallable_Check(PyTuple_GET_ITEM(spec, C_AEAD_OP))
+        || !PyCallable_Check(PyTuple_GET_ITEM(spec, C_GCM_OPEN_FAILED)))
         spec = NULL;
     if (version_valid(type)) {
         seen[next].type = type;
@@ -4128,6 +4164,145 @@ done:
     return out;
 }
 
+/* An int attribute of obj as a Py_ssize_t: 0, or -1 when it is missing, not an int or out of
+ * range (no error left set unless it is not an Exception: then *failed = 1). */
+static int
+ssize_attr(PyObject *obj, PyObject *name, Py_ssize_t *out, int *failed)
+{
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value != NULL && PyLong_CheckExact(value)) {
+        *out = PyLong_AsSsize_t(value);
+        Py_DECREF(value);
+        if (!(*out == -1 && PyErr_Occurred()))
+            return 0;
+    }
+    else
+        Py_XDECREF(value);
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception))
+        *failed = 1;
+    else
+        PyErr_Clear();
+    return -1;
+}
+
+/* cipher_context's third way, for GCM: the stream opened by the engine route's engine and the
+ * EngineGcm context made here, with the state its __init__ sets (see PureCipherCore). NULL
+ * with no error: the slow path makes it (nothing was asked of the engine); NULL with an error
+ * (*failed = 1): raise it. */
+static PyObject *
+routed_gcm_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
+{
+    LaneCore *core = spec_lane(spec, C_ROUTED, self->alg, failed);
+    if (core == NULL || core->engine_route == NULL || core->engine_route == Py_None)
+        return NULL;
+    PyObject *provider = in_force(self->provider, failed);
+    if (provider == NULL || provider != core->provider)
+        return NULL;
+    PyObject *lane = Py_NewRef((PyObject *)core), *route = Py_NewRef(core->engine_route);
+    PyObject *out = NULL, *engine = NULL, *opener = NULL, *key = NULL, *iv = NULL;
+    PyObject *name = NULL, *high = NULL, *mode_tag = NULL, *op = NULL, *stream = NULL;
+    PyObject *empty = NULL, *sixteen = NULL, *kept = NULL, *fallback = NULL;
+    Py_ssize_t floor, min_tag, data_left, aad_left;
+    /* Everything read before the engine is asked: after that, no way back to the slow path. */
+    if ((engine = PyObject_GetAttr(route, str_engine)) == NULL
+        || (opener = PyObject_GetAttr(engine, str_open_aead_stream)) == NULL
+        || (name = PyObject_GetAttr(route, str_name)) == NULL
+        || (high = PyObject_GetAttr(route, str_high)) == NULL
+        || (key = PyObject_GetAttr(self->algorithm, str_key)) == NULL
+        || (iv = PyObject_GetAttr(self->mode, str_initialization_vector)) == NULL
+        || (mode_tag = encrypt ? Py_NewRef(Py_None) : PyObject_GetAttr(self->mode, str_tag))
+               == NULL)
+        goto slow;
+    if (ssize_attr(route, str_floor, &floor, failed) < 0
+        || ssize_attr(self->mode, str_min_tag_length, &min_tag, failed) < 0
+        || ssize_attr(self->mode, str_max_encrypted_bytes, &data_left, failed) < 0
+        || ssize_attr(self->mode, str_max_aad_bytes, &aad_left, failed) < 0)
+        goto done;
+    if (floor > 0 || !PyBytes_CheckExact(key) || !PyBytes_CheckExact(iv))
+        goto done;
+    PyObject *q = core->tally_q;
+    if (q != NULL && Py_IS_TYPE(q, &SizeLogType) && ((SizeLog *)q)->len > FOLD_AT) {
+        PyObject *folded = PyObject_CallMethodNoArgs(lane, str_fold_due);
+        if (folded == NULL)
+            goto slow;
+        Py_DECREF(folded);
+    }
+    if ((empty = PyBytes_FromStringAndSize(NULL, 0)) == NULL
+        || (sixteen = PyLong_FromLong(16)) == NULL)
+        goto slow;
+    PyObject *fields[7] = {self->alg, encrypt ? str_encrypt : str_decrypt, key, iv, empty, empty,
+                           sixteen};
+    if ((op = PyObject_Vectorcall(PyTuple_GET_ITEM(spec, C_AEAD_OP), fields, 7, NULL)) == NULL)
+        goto slow;
+    /* The engine is asked: from here its answer is the context's, whatever it is. */
+    stream = PyObject_Vectorcall(opener, &op, 1, NULL);
+    if (stream == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            *failed = 1;
+            goto done;
+        }
+        /* gcm_open_failed(cipher, lane, encrypt, op, exc) */
+        PyObject *exc = raised_exception();
+        PyObject *args[5] = {(PyObject *)self, lane, encrypt ? Py_True : Py_False, op, exc};
+        out = PyObject_Vectorcall(PyTuple_GET_ITEM(spec, C_GCM_OPEN_FAILED), args, 5, NULL);
+        Py_DECREF(exc);
+        *failed = out == NULL;
+        goto done;
+    }
+    PyTypeObject *type =
+        (PyTypeObject *)PyTuple_GET_ITEM(spec, encrypt ? C_ENGINE_GCM_ENC : C_ENGINE_GCM_DEC);
+    if ((kept = PyList_New(0)) == NULL || (fallback = PyDict_New()) == NULL
+        || (out = type->tp_alloc(type, 0)) == NULL) {
+        *failed = 1; /* the stream is abandoned with the error */
+        goto done;
+    }
+    EngineGcmCore *context = (EngineGcmCore *)out;
+    context->cipher = Py_NewRef((PyObject *)self);
+    context->lane = Py_NewRef(lane);
+    context->lane_is_core = 1;
+    context->name = Py_NewRef(name);
+    context->stream = Py_NewRef(stream);
+    context->route = Py_NewRef(route);
+    context->high = Py_NewRef(high);
+    context->encrypt = (char)encrypt;
+    context->mode_tag = Py_NewRef(mode_tag);
+    context->min_tag = min_tag;
+    context->data_left = data_left;
+    context->aad_left = aad_left;
+    context->kept = Py_NewRef(kept);
+    context->kept_size = 0;
+    context->total = 0;
+    context->updated = 0;
+    context->done = 0;
+    context->tag = Py_NewRef(Py_None);
+    context->sw = Py_NewRef(Py_None);
+    context->fallback = Py_NewRef(fallback);
+    context->failed = 0;
+    goto done;
+slow:
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception))
+        *failed = 1;
+    else
+        PyErr_Clear(); /* the slow path makes it, and says why */
+done:
+    Py_XDECREF(fallback);
+    Py_XDECREF(kept);
+    Py_XDECREF(stream);
+    Py_XDECREF(op);
+    Py_XDECREF(sixteen);
+    Py_XDECREF(empty);
+    Py_XDECREF(mode_tag);
+    Py_XDECREF(iv);
+    Py_XDECREF(key);
+    Py_XDECREF(high);
+    Py_XDECREF(name);
+    Py_XDECREF(opener);
+    Py_XDECREF(engine);
+    Py_DECREF(route);
+    Py_DECREF(lane);
+    return out;
+}
+
 /* A context on the direct path for encryption (encrypt) or decryption, or NULL with no error
  * when the slow path must make it, or NULL with an error set (*failed = 1): software's
  * OpenSSL context on a lane no engine claims, else a chained context on the engine route. */
@@ -4141,8 +4316,9 @@ cipher_context(CipherCore *self, int encrypt, int *failed)
     if (spec == NULL)
         return NULL;
     PyObject *out = software_context(self, spec, kind, encrypt, failed);
-    if (out == NULL && !*failed && kind == K_STREAM)
-        out = routed_context(self, spec, encrypt, failed);
+    if (out == NULL && !*failed)
+        out = kind == K_STREAM ? routed_context(self, spec, encrypt, failed)
+                               : routed_gcm_context(self, spec, encrypt, failed);
     return out;
 }
 
@@ -4867,6 +5043,13 @@ PyInit__directpath(void)
     INTERN(str_check_failed, "_check_failed");
     INTERN(str_tag_missing, "_tag_missing");
     INTERN(str_stream_done, "stream_done");
+    INTERN(str_open_aead_stream, "open_aead_stream");
+    INTERN(str_name, "name");
+    INTERN(str_high, "high");
+    INTERN(str_floor, "floor");
+    INTERN(str_min_tag_length, "_min_tag_length");
+    INTERN(str_max_encrypted_bytes, "_MAX_ENCRYPTED_BYTES");
+    INTERN(str_max_aad_bytes, "_MAX_AAD_BYTES");
     if (PyType_Ready(&SizeLogType) < 0 || PyType_Ready(&LaneCoreType) < 0
         || PyType_Ready(&AeadCoreType) < 0 || PyType_Ready(&ChainedCoreType) < 0
         || PyType_Ready(&DirectStreamCoreType) < 0 || PyType_Ready(&DigestCoreType) < 0
@@ -4958,7 +5141,7 @@ PyInit__directpath(void)
         return NULL;
     }
     /* What directpath.py expects (its API): a build left from older sources is not used. */
-    if (PyModule_AddIntConstant(module, "API", 10) < 0) {
+    if (PyModule_AddIntConstant(module, "API", 11) < 0) {
         Py_DECREF(module);
         return NULL;
     }

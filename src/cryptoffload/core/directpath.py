@@ -90,7 +90,7 @@ _using = CURRENT.get  # bound once: no method lookup per op
 
 #: The compiled module's API this module expects (``_directpath.API``): bumped with each
 #: change of what the two share, so that a build left from older sources is not used.
-API = 10
+API = 11
 
 #: Pending sizes a counters' record holds before it is folded into the totals (the compiled
 #: twin has its own copy, ``_directpath.FOLD_AT``; a test checks that both agree).
@@ -879,7 +879,8 @@ class PureEngineGcmCore:
     ``open_aead_stream`` in engines/base.py), with what it sent kept (``_kept``: ``(is AAD,
     bytes)`` in order, ``_kept_size`` bytes) for software to redo if the engine fails.
 
-    The subclass sets every field: ``_lane``, ``_name`` (the engine's), ``_route`` (the lane's
+    The subclass sets every field: ``_cipher`` (the ``Cipher``), ``_fallback`` (why software
+    took over: a dict), ``_lane``, ``_name`` (the engine's), ``_route`` (the lane's
     ``engine_route`` when that is the engine's route, else None), ``_high`` (the policy's
     max_size for the engine, or None), ``_data_left`` / ``_aad_left`` (the mode's byte limits),
     ``_encrypt``, ``_mode_tag`` (a decryption's tag in the mode, or None), ``_min_tag`` (the
@@ -910,10 +911,12 @@ class PureEngineGcmCore:
 
     __slots__ = (
         "_aad_left",
+        "_cipher",
         "_data_left",
         "_done",
         "_encrypt",
         "_failed",
+        "_fallback",
         "_high",
         "_kept",
         "_kept_size",
@@ -1047,7 +1050,8 @@ class PureCipherCore:
 
     The subclass describes its direct path in ``_direct_path``: ``(modes, lanes, make_encryptor,
     make_decryptor, stream_class, gcm_encryptor_class, gcm_decryptor_class, routed_lanes,
-    chained_class, cipher_op)``. ``modes`` maps a mode's class to (our name of the mode, a dict
+    chained_class, cipher_op, engine_gcm_encryptor, engine_gcm_decryptor, aead_op,
+    gcm_open_failed)``. ``modes`` maps a mode's class to (our name of the mode, a dict
     from an algorithm's class to a dict from its key's length to our name of the pair),
     ``lanes`` our names to lanes, ``routed_lanes`` our names of ECB, CBC and CTR ciphers to
     lanes with an engine route; the subclass fills the three as its slow path makes ciphers and
@@ -1077,6 +1081,15 @@ class PureCipherCore:
     asks for the session itself, without ``__init__``'s frames; when the engine raises making the
     session it calls the context's ``_no_session(route, exc)`` (logged, the route noted in
     ``_unkept``: what ``__init__`` ends with then).
+
+    Else, for GCM with a ``bytes`` key and IV, when ``routed_lanes`` has a lane for ``_alg``
+    whose provider is the one in force, whose ``engine_route`` engine has ``open_aead_stream``
+    and whose route's ``floor`` is 0 or less (the policy gives it streams): the lane folds a long
+    record, the engine is asked for the stream with ``aead_op(alg, kind, key, iv, b"", b"",
+    16)``, and the context is ``engine_gcm_encryptor`` / ``engine_gcm_decryptor(self, lane,
+    route.name, stream, route.high)`` (an :class:`EngineGcmCore`; the compiled twin sets its
+    fields without ``__init__``). An ``Exception`` from the engine goes to ``gcm_open_failed(self,
+    lane, encrypt, op, exc)``, whose context is the answer.
 
     Anything else: ``_context(encrypt)``.
     """
@@ -1136,7 +1149,9 @@ class PureCipherCore:
             or lane.direct_above != -1
             or (self._provider or _using() or DEFAULT_BOX[0]) is not lane.provider
         ):
-            return self._routed_context(spec, encrypt) if kind == _K_STREAM else None
+            if kind == _K_STREAM:
+                return self._routed_context(spec, encrypt)
+            return self._routed_gcm_context(spec, encrypt)
         if len(lane.tally_q) > FOLD_AT:
             lane.fold_due()
         try:
@@ -1167,6 +1182,38 @@ class PureCipherCore:
         except Exception:  # the slow path makes it, and says why
             return None
 
+    def _routed_gcm_context(self, spec: tuple, encrypt: bool) -> Any:
+        lane = spec[7].get(self._alg)
+        if (
+            not isinstance(lane, PureLaneCore)
+            or (route := lane.engine_route) is None
+            or (self._provider or _using() or DEFAULT_BOX[0]) is not lane.provider
+        ):
+            return None
+        try:
+            opener = route.engine.open_aead_stream
+            floor = route.floor
+            key = self.algorithm.key
+            iv = self.mode.initialization_vector
+        except Exception:  # the slow path says why
+            return None
+        if (
+            floor.__class__ is not int
+            or floor > 0
+            or key.__class__ is not bytes
+            or iv.__class__ is not bytes
+        ):
+            return None
+        if len(lane.tally_q) > FOLD_AT:
+            lane.fold_due()
+        op = spec[12](self._alg, "encrypt" if encrypt else "decrypt", key, iv, b"", b"", 16)
+        try:
+            stream = opener(op)
+        except Exception as exc:
+            return spec[13](self, lane, encrypt, op, exc)
+        cls = spec[10 if encrypt else 11]
+        return cls(self, lane, route.name, stream, route.high)
+
     def encryptor(self) -> Any:
         """A context that encrypts what is passed to ``update``."""
         context = self._direct_context(True)
@@ -1186,7 +1233,7 @@ def _cipher_spec(cls: type) -> tuple | None:
     spec = getattr(cls, "_direct_path", None)
     if (
         spec.__class__ is not tuple
-        or len(spec) != 10
+        or len(spec) != 14
         or spec[0].__class__ is not dict
         or spec[1].__class__ is not dict
         or not (isinstance(spec[4], type) and issubclass(spec[4], PureDirectStreamCore))
@@ -1195,6 +1242,10 @@ def _cipher_spec(cls: type) -> tuple | None:
         or spec[7].__class__ is not dict
         or not (isinstance(spec[8], type) and issubclass(spec[8], PureChainedCore))
         or not callable(spec[9])
+        or not (isinstance(spec[10], type) and issubclass(spec[10], PureEngineGcmCore))
+        or not (isinstance(spec[11], type) and issubclass(spec[11], PureEngineGcmCore))
+        or not callable(spec[12])
+        or not callable(spec[13])
     ):
         return None
     return spec

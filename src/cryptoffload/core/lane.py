@@ -736,26 +736,35 @@ class Lane(LaneCore):
 
         return self._open("open_stream", op, why)
 
-    def open_aead_stream(self, op: Op) -> tuple[str, Any, int | None] | dict[str, str]:
+    def open_aead_stream(
+        self, op: Op, raised: BaseException | None = None
+    ) -> tuple[str, Any, int | None] | dict[str, str]:
         """An AEAD state (``Cipher``'s GCM) held by the first engine on the route that keeps
         one (``open_aead_stream`` in engines/base.py); returns as :meth:`open_stream` does.
 
         An engine without the member declines ``streaming`` whatever the policy says (as before
         engines could keep this state). A stream's size is unknown when it opens: the policy's
         window is judged at 0 bytes (a min_size keeps streams from that engine); its max_size
-        is the most the context sends the engine before software takes over.
+        is the most the context sends the engine before software takes over. ``raised``: what
+        the first engine asked already raised (the compiled path asked it), taken as its answer.
         """
-        return self._open("open_aead_stream", op, _aead_stream_refusal)
+        return self._open("open_aead_stream", op, _aead_stream_refusal, raised)
 
-    def _open(self, member: str, op: Op, why: Any) -> tuple[str, Any, int | None] | dict[str, str]:
+    def _open(
+        self, member: str, op: Op, why: Any, raised: BaseException | None = None
+    ) -> tuple[str, Any, int | None] | dict[str, str]:
         """The first route whose engine's ``member`` opens a stream for ``op``; ``why(route,
-        opener)`` is the reason to pass a route over before asking it (None: ask)."""
+        opener)`` is the reason to pass a route over before asking it (None: ask); ``raised``,
+        if given, is the first asked engine's answer (it is not asked again)."""
         passed: dict[str, str] = {}
         for route in self.routes:
             opener = getattr(route.engine, member, None)
             reason = why(route, opener)
             if reason is None:
                 try:
+                    if raised is not None:
+                        exc, raised = raised, None
+                        raise exc
                     stream = opener(op)
                 except Unavailable as exc:
                     reason = exc.reason

@@ -24,14 +24,16 @@ class PassThroughEngine:
 
     def __init__(self) -> None:
         self._software: Any = None
-        self._gcm_context: Any = None  # software's maker of GCM stream contexts (at probe)
+        self._gcm_stream: Any = None  # software's maker of GCM streams (at probe)
 
     def probe(self) -> Capabilities:
         from cryptoffload.core.names import all_algorithms
         from cryptoffload.engines.base import Capabilities
-        from cryptoffload.engines.software import SoftwareEngine, gcm_stream_context
+        from cryptoffload.engines.software import SoftwareEngine, gcm_stream
 
-        self._gcm_context = gcm_stream_context
+        self._gcm_stream = gcm_stream
+        if type(self).open_aead_stream is PassThroughEngine.open_aead_stream:
+            vars(self)["open_aead_stream"] = gcm_stream  # one frame fewer per GCM stream
         if self._software is None:
             self._software = software = SoftwareEngine()
             if type(self).run is PassThroughEngine.run:
@@ -88,13 +90,11 @@ class PassThroughEngine:
         return _Stream(hashlib.new(HASH_NAMES[name]))
 
     def open_aead_stream(self, op: Any) -> Any:
-        """AES-GCM fed piece by piece (OpenSSL's context); other AEADs decline ``streaming``."""
-        make = self._gcm_context
-        if make is None:
+        """AES-GCM fed piece by piece (OpenSSL's context, see ``software.gcm_stream``); other
+        AEADs decline ``streaming``. The probe binds ``gcm_stream`` itself in its place."""
+        if self._gcm_stream is None:
             self.probe()
-            make = self._gcm_context
-        ctx = make(op)  # Unavailable for an algorithm other than AES-GCM
-        return _GcmEncryptStream(ctx) if op.kind == "encrypt" else _GcmDecryptStream(ctx)
+        return self._gcm_stream(op)
 
 
 class _Stream:
@@ -116,41 +116,6 @@ class _Stream:
 
     def close(self) -> None:
         self._state = None
-
-
-class _GcmStream:
-    """OpenSSL's GCM context with the engine AEAD stream's members (engines/base.py):
-    ``update`` and ``update_aad`` are the context's own methods, bound."""
-
-    __slots__ = ("_ctx", "update", "update_aad")
-
-    def __init__(self, ctx: Any) -> None:
-        self._ctx = ctx
-        self.update = ctx.update
-        self.update_aad = ctx.authenticate_additional_data
-
-    def close(self) -> None:
-        self._ctx = self.update = self.update_aad = None
-
-
-class _GcmEncryptStream(_GcmStream):
-    """An encryption: ``finalize()`` gives the tag."""
-
-    __slots__ = ()
-
-    def finalize(self, tag: bytes | None = None) -> bytes:
-        ctx = self._ctx
-        ctx.finalize()
-        return ctx.tag
-
-
-class _GcmDecryptStream(_GcmStream):
-    """A decryption: ``finalize(tag)`` checks the tag."""
-
-    __slots__ = ()
-
-    def finalize(self, tag: bytes | None = None) -> bytes:
-        return self._ctx.finalize_with_tag(bytes(tag or b""))
 
 
 def from_spec(arg: str) -> PassThroughEngine:

@@ -243,7 +243,7 @@ _UNSEEN = object()
 
 def _gcm_fields() -> dict[str, Any] | None:
     """The attributes of `cryptography`'s ``GCM(iv, min_tag_length=4)`` but the IV, when the mode
-    is a plain object of those three (then :func:`gcm_stream_context` copies them into a new
+    is a plain object of those three (then :func:`gcm_stream` copies them into a new
     one instead of running ``GCM.__init__``'s checks again); None for another layout."""
     try:
         fields = dict(vars(modes.GCM(bytes(12), min_tag_length=4)))
@@ -259,12 +259,13 @@ _GCM_FIELDS = _gcm_fields()
 _GCM_STREAM_ALGS = frozenset(f"aes-{bits}-gcm" for bits in (128, 192, 256))
 
 
-def gcm_stream_context(op: Any) -> Any:
-    """OpenSSL's streaming AES-GCM context for ``op`` (kind, key, and the nonce as iv), tags of
-    4 bytes and more taken: what `cryptography`'s ``Cipher(AES(key), GCM(iv, min_tag_length=4))``
-    gives, the key's algorithm object kept. The provider validated key and nonce: the mode is
-    not checked again (its attributes copied, see :func:`_gcm_fields`). Unavailable
-    (``streaming``) for an algorithm other than AES-GCM."""
+def gcm_stream(op: Any) -> Any:
+    """An engine AEAD stream (``open_aead_stream`` in engines/base.py) over OpenSSL's streaming
+    AES-GCM context for ``op`` (kind, key, and the nonce as iv), tags of 4 bytes and more taken:
+    what `cryptography`'s ``Cipher(AES(key), GCM(iv, min_tag_length=4))`` gives, the key's
+    algorithm object kept. The provider validated key and nonce: the mode is not checked again
+    (its attributes copied, see :func:`_gcm_fields`). The pass-through engine's streams.
+    Unavailable (``streaming``) for an algorithm other than AES-GCM."""
     alg = op.alg
     if alg not in _GCM_STREAM_ALGS:
         raise Unavailable("streaming", alg)
@@ -273,14 +274,55 @@ def gcm_stream_context(op: Any) -> Any:
         key = bytes(key)
     if iv.__class__ is not bytes:
         iv = bytes(iv)
+    encrypt = op.kind == "encrypt"
     if MAKE_CONTEXT is None or _GCM_FIELDS is None:
         cipher = Cipher(algorithms.AES(key), modes.GCM(iv, min_tag_length=4))
-        return cipher.encryptor() if op.kind == "encrypt" else cipher.decryptor()
-    mode = object.__new__(modes.GCM)
-    vars(mode).update(_GCM_FIELDS)
-    mode._initialization_vector = iv
-    algorithm = _KEYED.peek((_keyed_cipher, key, alg)) or _KEYED.get(_keyed_cipher, key, alg)
-    return MAKE_CONTEXT[op.kind != "encrypt"](algorithm, mode)
+        ctx = cipher.encryptor() if encrypt else cipher.decryptor()
+    else:
+        mode = _new(modes.GCM)
+        vars(mode).update(_GCM_FIELDS)
+        mode._initialization_vector = iv
+        algorithm = _KEYED.peek((_keyed_cipher, key, alg)) or _KEYED.get(_keyed_cipher, key, alg)
+        ctx = MAKE_CONTEXT[not encrypt](algorithm, mode)
+    stream = _new(GcmEncryptStream if encrypt else GcmDecryptStream)  # no __init__ frame
+    stream._ctx = ctx
+    stream.update = ctx.update
+    stream.update_aad = ctx.authenticate_additional_data
+    return stream
+
+
+_new = object.__new__
+
+
+class _GcmStream:
+    """OpenSSL's GCM context with the engine AEAD stream's members (engines/base.py):
+    ``update`` and ``update_aad`` are the context's own methods, bound (see :func:`gcm_stream`,
+    which makes these)."""
+
+    __slots__ = ("_ctx", "update", "update_aad")
+
+    def close(self) -> None:
+        self._ctx = self.update = self.update_aad = None
+
+
+class GcmEncryptStream(_GcmStream):
+    """An encryption: ``finalize()`` gives the tag."""
+
+    __slots__ = ()
+
+    def finalize(self, tag: bytes | None = None) -> bytes:
+        ctx = self._ctx
+        ctx.finalize()
+        return ctx.tag
+
+
+class GcmDecryptStream(_GcmStream):
+    """A decryption: ``finalize(tag)`` checks the tag."""
+
+    __slots__ = ()
+
+    def finalize(self, tag: bytes | None = None) -> bytes:
+        return self._ctx.finalize_with_tag(bytes(tag or b""))
 
 
 def _session_mode(alg: str) -> Any:
