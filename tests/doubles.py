@@ -272,8 +272,10 @@ class SessionEngine(TakeAllEngine):
         self.sessions = 0
         self.calls = 0
         self.raised = 0
+        self.asked: list[Any] = []  # the ops session was asked with
 
     def session(self, op: Any) -> Any:
+        self.asked.append(op)
         inner = _SOFTWARE.session(op)
         if inner is None:
             return None

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from cryptoffload import Policy, Provider, using
 from cryptoffload.ciphers import Cipher, algorithms, modes
+from cryptoffload.core.ops import AeadOp
 from cryptoffload.core.validate import GCM_TAG_SIZES
 from cryptoffload.engines.caam import from_spec
 from cryptoffload.errors import Unavailable
@@ -513,9 +514,11 @@ class OpenFailingCaam(BreakingCaam):
         super().__init__(fail_at=0)
         self.failure: BaseException | None = None
         self.opened = 0
+        self.asked: list[Any] = []  # the ops open_aead_stream was asked with
 
     def open_aead_stream(self, op: Any) -> Any:
         self.opened += 1
+        self.asked.append(op)
         if self.failure is not None:
             raise self.failure
         return self._engine.open_aead_stream(op)
@@ -560,7 +563,8 @@ def test_an_engine_gcm_context_made_per_message_is_the_one_its_init_makes(
     from cryptoffload.ciphers import _gcm
     from cryptoffload.core.directpath import PureEngineGcmCore
 
-    provider = caam_provider()
+    engine = OpenFailingCaam()
+    provider = caam_provider(engines=[engine])
     key, iv = bytes(range(16)), bytes(range(12))
     mode = modes.GCM(iv, b"t" * 16) if mode_tag else modes.GCM(iv, min_tag_length=8)
     Cipher(algorithms.AES(key), mode)  # CipherCore constructs these classes from now on
@@ -582,6 +586,11 @@ def test_an_engine_gcm_context_made_per_message_is_the_one_its_init_makes(
     for field in PureEngineGcmCore.__slots__:
         assert getattr(ours, field) == getattr(reference, field), field
     assert type(ours) is cls and ours._route is route and ours._cipher is cipher
+    # the op the stream was opened with (its fields written without AeadOp's __init__)
+    asked, kind = engine.asked[-1], "encrypt" if encrypt else "decrypt"
+    expected = AeadOp(ALG, kind, key, iv, b"", b"", 16)
+    assert type(asked) is AeadOp
+    assert (asked.alg, asked.kind, asked.fields()) == (ALG, kind, expected.fields())
     data = b"d" * 40
     if encrypt:
         ref = RefCipher(ref_algorithms.AES(key), ref_modes.GCM(iv)).encryptor()

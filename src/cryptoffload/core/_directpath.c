@@ -48,7 +48,7 @@ static PyObject *str_engine, *str_session, *str_nonce, *str_initialization_vecto
 static PyObject *str_update_aad, *str_resend, *str_engine_output, *str_engine_finalized,
     *str_check_failed, *str_tag_missing, *str_stream_done;
 static PyObject *str_open_aead_stream, *str_name, *str_high, *str_floor, *str_min_tag_length,
-    *str_max_encrypted_bytes, *str_max_aad_bytes;
+    *str_max_encrypted_bytes, *str_max_aad_bytes, *str_fields_upper, *str_alg, *str_kind;
 
 /* Sizes a record holds before it is folded (counters.FOLD_AT; a test checks they agree). */
 #define FOLD_AT 4096
@@ -4002,6 +4002,82 @@ put_slot(PyObject *obj, Py_ssize_t offset, PyObject *value)
     Py_XSETREF(*slot, Py_NewRef(value));
 }
 
+/* -- Ops made without their __init__'s frame ------------------------------------------- */
+
+/* The most fields (alg, kind and FIELDS) an op made here has. */
+#define OP_FIELDS 8
+
+typedef struct {
+    PyTypeObject *type; /* borrowed: compared, never dereferenced unless the tag matches */
+    unsigned int version;
+    int ok; /* its fields are writable object slots */
+    Py_ssize_t n;
+    Py_ssize_t offsets[OP_FIELDS];
+} OpLayout;
+
+static OpLayout op_layouts[METHOD_CACHE];
+static int op_layouts_next = 0;
+
+/* Where `type` (an Op class) keeps alg, kind and the FIELDS it names, in that order. */
+static OpLayout
+op_layout(PyTypeObject *type)
+{
+    OpLayout layout = {type, type->tp_version_tag, 0, 0, {0}};
+    PyObject *fields = _PyType_Lookup(type, str_fields_upper); /* borrowed */
+    if (fields == NULL || !PyTuple_CheckExact(fields)
+        || PyTuple_GET_SIZE(fields) + 2 > OP_FIELDS)
+        return layout;
+    layout.n = PyTuple_GET_SIZE(fields) + 2;
+    layout.ok = 1;
+    for (Py_ssize_t i = 0; i < layout.n && layout.ok; i++) {
+        PyObject *name = i == 0 ? str_alg : i == 1 ? str_kind : PyTuple_GET_ITEM(fields, i - 2);
+        PyObject *found = PyUnicode_CheckExact(name) ? _PyType_Lookup(type, name) : NULL;
+        if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type))
+            layout.ok = 0;
+        else {
+            PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
+            if (member->type != T_OBJECT_EX || (member->flags & READONLY))
+                layout.ok = 0;
+            else
+                layout.offsets[i] = member->offset;
+        }
+    }
+    return layout;
+}
+
+/* cls(*values): an op whose values are alg, kind and its FIELDS in order, written straight
+ * into its slots (which is all an Op's __init__ does; a test checks the two agree); called
+ * the ordinary way when cls lays them out otherwise. */
+static PyObject *
+new_op(PyObject *cls, PyObject *const *values, Py_ssize_t n)
+{
+    if (!PyType_Check(cls))
+        return PyObject_Vectorcall(cls, values, n, NULL);
+    PyTypeObject *type = (PyTypeObject *)cls;
+    OpLayout *layout = NULL;
+    for (int i = 0; i < METHOD_CACHE; i++)
+        if (op_layouts[i].type == type && op_layouts[i].version == type->tp_version_tag
+            && version_valid(type))
+            layout = &op_layouts[i];
+    OpLayout fresh;
+    if (layout == NULL) {
+        fresh = op_layout(type);
+        layout = &fresh;
+        if (version_valid(type)) {
+            op_layouts[op_layouts_next] = fresh;
+            op_layouts_next = (op_layouts_next + 1) % METHOD_CACHE;
+        }
+    }
+    if (!layout->ok || layout->n != n)
+        return PyObject_Vectorcall(cls, values, n, NULL);
+    PyObject *op = type->tp_alloc(type, 0);
+    if (op == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        put_slot(op, layout->offsets[i], values[i]);
+    return op;
+}
+
 /* bytes(value) for the chaining value a mode gives (new reference). */
 static PyObject *
 chain_bytes(PyObject *value)
@@ -4112,7 +4188,7 @@ routed_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
         goto fail;
     PyObject *fields[6] = {self->alg, encrypt ? str_encrypt : str_decrypt, key, chain, Py_None,
                            Py_None};
-    op = PyObject_Vectorcall(PyTuple_GET_ITEM(spec, C_OP), fields, 6, NULL);
+    op = new_op(PyTuple_GET_ITEM(spec, C_OP), fields, 6);
     if (op == NULL)
         goto fail;
     PyObject *call[2] = {engine, op};
@@ -4232,7 +4308,7 @@ routed_gcm_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
         goto slow;
     PyObject *fields[7] = {self->alg, encrypt ? str_encrypt : str_decrypt, key, iv, empty, empty,
                            sixteen};
-    if ((op = PyObject_Vectorcall(PyTuple_GET_ITEM(spec, C_AEAD_OP), fields, 7, NULL)) == NULL)
+    if ((op = new_op(PyTuple_GET_ITEM(spec, C_AEAD_OP), fields, 7)) == NULL)
         goto slow;
     /* The engine is asked: from here its answer is the context's, whatever it is. */
     stream = PyObject_Vectorcall(opener, &op, 1, NULL);
@@ -5050,6 +5126,9 @@ PyInit__directpath(void)
     INTERN(str_min_tag_length, "_min_tag_length");
     INTERN(str_max_encrypted_bytes, "_MAX_ENCRYPTED_BYTES");
     INTERN(str_max_aad_bytes, "_MAX_AAD_BYTES");
+    INTERN(str_fields_upper, "FIELDS");
+    INTERN(str_alg, "alg");
+    INTERN(str_kind, "kind");
     if (PyType_Ready(&SizeLogType) < 0 || PyType_Ready(&LaneCoreType) < 0
         || PyType_Ready(&AeadCoreType) < 0 || PyType_Ready(&ChainedCoreType) < 0
         || PyType_Ready(&DirectStreamCoreType) < 0 || PyType_Ready(&DigestCoreType) < 0
