@@ -4261,6 +4261,57 @@ ssize_attr(PyObject *obj, PyObject *name, Py_ssize_t *out, int *failed)
     return -1;
 }
 
+/* The engine route's engine, name, high and floor (new references into out[]): read from its
+ * __slots__ where its type keeps them there (the offsets cached for that type), else with
+ * getattr. -1 when one is missing (no error left set unless it is not an Exception: then
+ * *failed = 1). */
+static int
+route_fields(PyObject *route, PyObject *out[4], int *failed)
+{
+    static PyTypeObject *seen_type = NULL;
+    static unsigned int seen_version = 0;
+    static int seen_ok = 0;
+    static Py_ssize_t seen[4];
+    PyObject *const names[4] = {str_engine, str_name, str_high, str_floor};
+    PyTypeObject *type = Py_TYPE(route);
+    int ok = 1;
+    Py_ssize_t offsets[4];
+    if (seen_type == type && seen_version == type->tp_version_tag && version_valid(type)) {
+        ok = seen_ok;
+        memcpy(offsets, seen, sizeof(seen));
+    }
+    else {
+        for (int i = 0; i < 4 && ok; i++) {
+            PyObject *found = _PyType_Lookup(type, names[i]); /* borrowed */
+            if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type)
+                || ((PyMemberDescrObject *)found)->d_member->type != T_OBJECT_EX)
+                ok = 0;
+            else
+                offsets[i] = ((PyMemberDescrObject *)found)->d_member->offset;
+        }
+        if (version_valid(type)) {
+            seen_type = type;
+            seen_version = type->tp_version_tag;
+            seen_ok = ok;
+            memcpy(seen, offsets, sizeof(seen));
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        PyObject *value = ok ? *(PyObject **)((char *)route + offsets[i]) : NULL;
+        out[i] = value != NULL ? Py_NewRef(value) : PyObject_GetAttr(route, names[i]);
+        if (out[i] == NULL) {
+            for (int j = 0; j < i; j++)
+                Py_CLEAR(out[j]);
+            if (!PyErr_ExceptionMatches(PyExc_Exception))
+                *failed = 1;
+            else
+                PyErr_Clear();
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* cipher_context's third way, for GCM: the stream opened by the engine route's engine and the
  * EngineGcm context made here, with the state its __init__ sets (see PureCipherCore). NULL
  * with no error: the slow path makes it (nothing was asked of the engine); NULL with an error
@@ -4277,20 +4328,28 @@ routed_gcm_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
     PyObject *lane = Py_NewRef((PyObject *)core), *route = Py_NewRef(core->engine_route);
     PyObject *out = NULL, *engine = NULL, *opener = NULL, *key = NULL, *iv = NULL;
     PyObject *name = NULL, *high = NULL, *mode_tag = NULL, *op = NULL, *stream = NULL;
-    PyObject *empty = NULL, *sixteen = NULL, *kept = NULL, *fallback = NULL;
+    PyObject *empty = NULL, *sixteen = NULL, *kept = NULL, *fallback = NULL, *floor_value = NULL;
     Py_ssize_t floor, min_tag, data_left, aad_left;
     /* Everything read before the engine is asked: after that, no way back to the slow path. */
-    if ((engine = PyObject_GetAttr(route, str_engine)) == NULL
-        || (opener = PyObject_GetAttr(engine, str_open_aead_stream)) == NULL
-        || (name = PyObject_GetAttr(route, str_name)) == NULL
-        || (high = PyObject_GetAttr(route, str_high)) == NULL
+    PyObject *fields_of_route[4];
+    if (route_fields(route, fields_of_route, failed) < 0)
+        goto done;
+    engine = fields_of_route[0];
+    name = fields_of_route[1];
+    high = fields_of_route[2];
+    floor_value = fields_of_route[3];
+    if (!PyLong_CheckExact(floor_value))
+        goto done;
+    floor = PyLong_AsSsize_t(floor_value);
+    if (floor == -1 && PyErr_Occurred())
+        goto slow;
+    if ((opener = PyObject_GetAttr(engine, str_open_aead_stream)) == NULL
         || (key = PyObject_GetAttr(self->algorithm, str_key)) == NULL
         || (iv = PyObject_GetAttr(self->mode, str_initialization_vector)) == NULL
         || (mode_tag = encrypt ? Py_NewRef(Py_None) : PyObject_GetAttr(self->mode, str_tag))
                == NULL)
         goto slow;
-    if (ssize_attr(route, str_floor, &floor, failed) < 0
-        || ssize_attr(self->mode, str_min_tag_length, &min_tag, failed) < 0
+    if (ssize_attr(self->mode, str_min_tag_length, &min_tag, failed) < 0
         || ssize_attr(self->mode, str_max_encrypted_bytes, &data_left, failed) < 0
         || ssize_attr(self->mode, str_max_aad_bytes, &aad_left, failed) < 0)
         goto done;
@@ -4374,6 +4433,7 @@ done:
     Py_XDECREF(name);
     Py_XDECREF(opener);
     Py_XDECREF(engine);
+    Py_XDECREF(floor_value);
     Py_DECREF(route);
     Py_DECREF(lane);
     return out;
