@@ -428,6 +428,7 @@ def test_a_context_made_per_message_on_the_engine_route_is_the_one_its_init_make
     mode, encrypt, monkeypatch
 ):
     from cryptoffload.ciphers.base import _ChainedContext
+    from cryptoffload.core.ops import CipherOp
 
     engine = SessionEngine()
     provider = Provider([engine])
@@ -440,8 +441,14 @@ def test_a_context_made_per_message_on_the_engine_route_is_the_one_its_init_make
         context = cipher.encryptor() if encrypt else cipher.decryptor()
         assert made == []  # not the slow way
         lane = provider.lane(f"aes-128-{mode}")
+        asked = engine.asked[-1]  # the session asked for the context made per message
         assert _state(context) == _state(_ChainedContext(cipher, lane, encrypt))
         assert context._sw_route is lane.engine_route and engine.sessions == 3
+    # The compiled path writes the op's fields without CipherOp's __init__: the same op.
+    kind, chain = "encrypt" if encrypt else "decrypt", None if mode == "ecb" else iv
+    expected = CipherOp(f"aes-128-{mode}", kind, key, chain, None)
+    assert type(asked) is CipherOp
+    assert (asked.alg, asked.kind, asked.fields()) == (expected.alg, kind, expected.fields())
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
@@ -532,32 +539,3 @@ def test_finalize_on_a_session_kept_context_keeps_cryptographys_rules(mode):
     whole = cipher.decryptor()
     whole.update(bytes(48))
     assert whole.finalize() == b"" and whole._done and whole._sw_route is None
-
-
-@pytest.mark.parametrize("mode", sorted(MODES))
-@pytest.mark.parametrize("encrypt", [True, False], ids=["encrypt", "decrypt"])
-def test_the_op_a_session_is_asked_with_per_message_is_the_one_cipher_op_makes(
-    mode, encrypt, monkeypatch
-):
-    """The compiled path writes the op's fields without CipherOp's __init__: the same op."""
-    from cryptoffload.core.ops import CipherOp
-
-    engine = SessionEngine()
-    provider = Provider([engine])
-    key, iv = os.urandom(16), os.urandom(16)
-    Cipher(algorithms.AES(key), MODES[mode][0](iv))
-    with using(provider):
-        Cipher(algorithms.AES(key), MODES[mode][0](iv)).encryptor()  # the lane noted
-        made = _counting_slow_contexts(monkeypatch)
-        cipher = Cipher(algorithms.AES(key), MODES[mode][0](iv))
-        cipher.encryptor() if encrypt else cipher.decryptor()
-    assert made == []
-    asked = engine.asked[-1]
-    kind = "encrypt" if encrypt else "decrypt"
-    expected = CipherOp(f"aes-128-{mode}", kind, key, None if mode == "ecb" else iv, None)
-    assert type(asked) is CipherOp
-    assert (asked.alg, asked.kind, asked.fields()) == (
-        expected.alg,
-        expected.kind,
-        expected.fields(),
-    )
