@@ -3955,6 +3955,36 @@ static const char *const slot_names[SLOTS] = {
     "_kind", "_mode",     "_slack", "_spent",   "_sw_base", "_unkept",
 };
 
+/* Where `type` keeps `name`: 1 with *offset set when it is a writable object slot (a
+ * __slots__ member), else 0. */
+static int
+object_slot(PyTypeObject *type, PyObject *name, Py_ssize_t *offset)
+{
+    PyObject *found = _PyType_Lookup(type, name); /* borrowed; never raises here */
+    if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type))
+        return 0;
+    PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
+    if (member->type != T_OBJECT_EX || (member->flags & READONLY))
+        return 0;
+    *offset = member->offset;
+    return 1;
+}
+
+/* A lane about to make a context folds its record when due: a program that makes context
+ * after context keeps its record bounded. -1 with an error set. */
+static int
+fold_if_due(LaneCore *core)
+{
+    PyObject *q = core->tally_q;
+    if (q == NULL || !Py_IS_TYPE(q, &SizeLogType) || ((SizeLog *)q)->len <= FOLD_AT)
+        return 0;
+    PyObject *folded = PyObject_CallMethodNoArgs((PyObject *)core, str_fold_due);
+    if (folded == NULL)
+        return -1;
+    Py_DECREF(folded);
+    return 0;
+}
+
 /* The offsets of `type`'s slots named in slot_names: 1 when each is a writable object slot
  * (__slots__), 0 when not (its contexts are made the slow way), -1 with an error set. */
 static int
@@ -3973,17 +4003,8 @@ chained_slots(PyTypeObject *type, Py_ssize_t offsets[SLOTS])
         PyObject *name = PyUnicode_InternFromString(slot_names[i]);
         if (name == NULL)
             return -1;
-        PyObject *found = _PyType_Lookup(type, name); /* borrowed */
+        ok = object_slot(type, name, &offsets[i]);
         Py_DECREF(name);
-        if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type)) {
-            ok = 0;
-            break;
-        }
-        PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
-        if (member->type != T_OBJECT_EX || (member->flags & READONLY))
-            ok = 0;
-        else
-            offsets[i] = member->offset;
     }
     if (version_valid(type)) {
         seen_type = type;
@@ -4031,16 +4052,7 @@ op_layout(PyTypeObject *type)
     layout.ok = 1;
     for (Py_ssize_t i = 0; i < layout.n && layout.ok; i++) {
         PyObject *name = i == 0 ? str_alg : i == 1 ? str_kind : PyTuple_GET_ITEM(fields, i - 2);
-        PyObject *found = PyUnicode_CheckExact(name) ? _PyType_Lookup(type, name) : NULL;
-        if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type))
-            layout.ok = 0;
-        else {
-            PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
-            if (member->type != T_OBJECT_EX || (member->flags & READONLY))
-                layout.ok = 0;
-            else
-                layout.offsets[i] = member->offset;
-        }
+        layout.ok = PyUnicode_CheckExact(name) && object_slot(type, name, &layout.offsets[i]);
     }
     return layout;
 }
@@ -4093,19 +4105,25 @@ chain_bytes(PyObject *value)
  * asks (kept as _sw, or the route noted in _unkept when the engine keeps none; an exception
  * making it goes to the context's _no_session). NULL with no error when __init__ must make
  * it, or NULL with an error set (*failed = 1). */
+/* The lane C_ROUTED holds for _alg, when it has an engine route and its provider is the one in
+ * force (borrowed); else NULL (with *failed = 1 if an error is set). */
+static LaneCore *
+routed_lane(CipherCore *self, PyObject *spec, int *failed)
+{
+    LaneCore *core = spec_lane(spec, C_ROUTED, self->alg, failed);
+    if (core == NULL || core->engine_route == NULL || core->engine_route == Py_None)
+        return NULL;
+    PyObject *provider = in_force(self->provider, failed);
+    return provider != NULL && provider == core->provider ? core : NULL;
+}
+
 static PyObject *
 routed_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
 {
-    LaneCore *core = spec_lane(spec, C_ROUTED, self->alg, failed);
-    if (core == NULL)
+    LaneCore *core = routed_lane(self, spec, failed);
+    if (core == NULL || self->mode_name == NULL || !PyUnicode_Check(self->mode_name))
         return NULL;
     PyObject *lane = (PyObject *)core;
-    if (core->engine_route == NULL || core->engine_route == Py_None)
-        return NULL;
-    PyObject *provider = in_force(self->provider, failed);
-    if (provider == NULL || provider != core->provider || self->mode_name == NULL
-        || !PyUnicode_Check(self->mode_name))
-        return NULL;
     int ecb = PyUnicode_CompareWithASCIIString(self->mode_name, "ecb") == 0;
     int cbc = !ecb && PyUnicode_CompareWithASCIIString(self->mode_name, "cbc") == 0;
     int ctr = !ecb && !cbc && PyUnicode_CompareWithASCIIString(self->mode_name, "ctr") == 0;
@@ -4144,15 +4162,8 @@ routed_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
     Py_INCREF(lane); /* held across the Python below */
     PyObject *out = NULL, *route = NULL, *engine = NULL, *op = NULL, *sw = NULL;
     PyObject *empty = PyBytes_FromStringAndSize(NULL, 0);
-    PyObject *q = core->tally_q;
-    if (empty == NULL)
+    if (empty == NULL || fold_if_due(core) < 0)
         goto fail;
-    if (q != NULL && Py_IS_TYPE(q, &SizeLogType) && ((SizeLog *)q)->len > FOLD_AT) {
-        PyObject *folded = PyObject_CallMethodNoArgs(lane, str_fold_due);
-        if (folded == NULL)
-            goto fail;
-        Py_DECREF(folded);
-    }
     out = type->tp_alloc(type, 0);
     if (out == NULL)
         goto fail;
@@ -4281,14 +4292,8 @@ route_fields(PyObject *route, PyObject *out[4], int *failed)
         memcpy(offsets, seen, sizeof(seen));
     }
     else {
-        for (int i = 0; i < 4 && ok; i++) {
-            PyObject *found = _PyType_Lookup(type, names[i]); /* borrowed */
-            if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type)
-                || ((PyMemberDescrObject *)found)->d_member->type != T_OBJECT_EX)
-                ok = 0;
-            else
-                offsets[i] = ((PyMemberDescrObject *)found)->d_member->offset;
-        }
+        for (int i = 0; i < 4 && ok; i++)
+            ok = object_slot(type, names[i], &offsets[i]);
         if (version_valid(type)) {
             seen_type = type;
             seen_version = type->tp_version_tag;
@@ -4319,11 +4324,8 @@ route_fields(PyObject *route, PyObject *out[4], int *failed)
 static PyObject *
 routed_gcm_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
 {
-    LaneCore *core = spec_lane(spec, C_ROUTED, self->alg, failed);
-    if (core == NULL || core->engine_route == NULL || core->engine_route == Py_None)
-        return NULL;
-    PyObject *provider = in_force(self->provider, failed);
-    if (provider == NULL || provider != core->provider)
+    LaneCore *core = routed_lane(self, spec, failed);
+    if (core == NULL)
         return NULL;
     PyObject *lane = Py_NewRef((PyObject *)core), *route = Py_NewRef(core->engine_route);
     PyObject *out = NULL, *engine = NULL, *opener = NULL, *key = NULL, *iv = NULL;
@@ -4355,14 +4357,7 @@ routed_gcm_context(CipherCore *self, PyObject *spec, int encrypt, int *failed)
         goto done;
     if (floor > 0 || !PyBytes_CheckExact(key) || !PyBytes_CheckExact(iv))
         goto done;
-    PyObject *q = core->tally_q;
-    if (q != NULL && Py_IS_TYPE(q, &SizeLogType) && ((SizeLog *)q)->len > FOLD_AT) {
-        PyObject *folded = PyObject_CallMethodNoArgs(lane, str_fold_due);
-        if (folded == NULL)
-            goto slow;
-        Py_DECREF(folded);
-    }
-    if ((empty = PyBytes_FromStringAndSize(NULL, 0)) == NULL
+    if (fold_if_due(core) < 0 || (empty = PyBytes_FromStringAndSize(NULL, 0)) == NULL
         || (sixteen = PyLong_FromLong(16)) == NULL)
         goto slow;
     PyObject *fields[7] = {self->alg, encrypt ? str_encrypt : str_decrypt, key, iv, empty, empty,
@@ -4472,16 +4467,10 @@ software_context(CipherCore *self, PyObject *spec, char kind, int encrypt, int *
     if (provider == NULL || provider != core->provider)
         return NULL;
     Py_INCREF(lane);
-    PyObject *q = core->tally_q;
-    if (q != NULL && Py_IS_TYPE(q, &SizeLogType) && ((SizeLog *)q)->len > FOLD_AT) {
-        /* a program that makes context after context keeps its record bounded */
-        PyObject *folded = PyObject_CallMethodNoArgs(lane, str_fold_due);
-        if (folded == NULL) {
-            Py_DECREF(lane);
-            *failed = 1;
-            return NULL;
-        }
-        Py_DECREF(folded);
+    if (fold_if_due(core) < 0) {
+        Py_DECREF(lane);
+        *failed = 1;
+        return NULL;
     }
     PyObject *stack[2] = {self->algorithm, self->mode};
     PyObject *ctx = PyObject_Vectorcall(

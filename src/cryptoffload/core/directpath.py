@@ -1165,12 +1165,22 @@ class PureCipherCore:
             context._total, context._counted, context._encrypt = 0, False, encrypt
         return context
 
-    def _routed_context(self, spec: tuple, encrypt: bool) -> Any:
+    def _routed_lane(self, spec: tuple) -> Any:
+        """The lane ``routed_lanes`` holds for ``_alg``, when it has an engine route and its
+        provider is the one in force; else None."""
         lane = spec[7].get(self._alg)
         if (
             not isinstance(lane, PureLaneCore)
             or lane.engine_route is None
             or (self._provider or _using() or DEFAULT_BOX[0]) is not lane.provider
+        ):
+            return None
+        return lane
+
+    def _routed_context(self, spec: tuple, encrypt: bool) -> Any:
+        lane = self._routed_lane(spec)
+        if (
+            lane is None
             or self._mode_name not in ("ecb", "cbc", "ctr")
             or getattr(self.algorithm, "key", None).__class__ is not bytes
         ):
@@ -1183,13 +1193,10 @@ class PureCipherCore:
             return None
 
     def _routed_gcm_context(self, spec: tuple, encrypt: bool) -> Any:
-        lane = spec[7].get(self._alg)
-        if (
-            not isinstance(lane, PureLaneCore)
-            or (route := lane.engine_route) is None
-            or (self._provider or _using() or DEFAULT_BOX[0]) is not lane.provider
-        ):
+        lane = self._routed_lane(spec)
+        if lane is None:
             return None
+        route = lane.engine_route
         try:
             opener = route.engine.open_aead_stream
             floor = route.floor

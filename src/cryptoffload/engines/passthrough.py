@@ -24,14 +24,12 @@ class PassThroughEngine:
 
     def __init__(self) -> None:
         self._software: Any = None
-        self._gcm_stream: Any = None  # software's maker of GCM streams (at probe)
 
     def probe(self) -> Capabilities:
         from cryptoffload.core.names import all_algorithms
         from cryptoffload.engines.base import Capabilities
         from cryptoffload.engines.software import SoftwareEngine, gcm_stream
 
-        self._gcm_stream = gcm_stream
         if type(self).open_aead_stream is PassThroughEngine.open_aead_stream:
             vars(self)["open_aead_stream"] = gcm_stream  # one frame fewer per GCM stream
         if self._software is None:
@@ -92,9 +90,9 @@ class PassThroughEngine:
     def open_aead_stream(self, op: Any) -> Any:
         """AES-GCM fed piece by piece (OpenSSL's context, see ``software.gcm_stream``); other
         AEADs decline ``streaming``. The probe binds ``gcm_stream`` itself in its place."""
-        if self._gcm_stream is None:
-            self.probe()
-        return self._gcm_stream(op)
+        from cryptoffload.engines.software import gcm_stream
+
+        return gcm_stream(op)
 
 
 class _Stream:
