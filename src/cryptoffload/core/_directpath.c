@@ -3475,8 +3475,6 @@ enginegcm_send(EngineGcmCore *self, PyObject *name, PyObject *arg)
     return out;
 }
 
-/* After the stream raised: self.<handler>(args..., the exception) for an Exception; anything
- * else (KeyboardInterrupt...) goes on as it is. */
 /* args[0].<name>(*args[1:nargs]) with `exc` the exception being handled, as inside Python's
  * `except ... as exc:` (an exception the call raises gets exc as its __context__). */
 static PyObject *
@@ -3492,6 +3490,8 @@ call_handling(PyObject *exc, PyObject *name, PyObject *const *args, Py_ssize_t n
     return out;
 }
 
+/* After the stream raised: self.<handler>(a[, b], the exception) for an Exception; anything
+ * else (KeyboardInterrupt...) goes on as it is. */
 static PyObject *
 enginegcm_raised(EngineGcmCore *self, PyObject *handler, PyObject *a, PyObject *b)
 {
