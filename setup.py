@@ -1,10 +1,11 @@
-"""Build the optional compiled direct path (cryptoffload.core._directpath); metadata is pyproject's.
+"""Build the optional compiled direct path (cryptoffload.core._directpath) and the software
+engine's compiled GCM stream (cryptoffload.engines._gcmstream); metadata is pyproject's.
 
-The extension is built with the machine's C compiler, else with the one the package index
+The extensions are built with the machine's C compiler, else with the one the package index
 provides (ziglang, which build_support/backend.py asks for when no compiler is found). Where
-neither can build it (no Python headers, say), ``optional=True`` lets the install go on and
-cryptoffload.core.directpath uses its pure-Python twin; ``CRYPTOFFLOAD_PURE_PYTHON=1`` at install
-time skips the build.
+neither can build them (no Python headers, say), ``optional=True`` lets the install go on and
+cryptoffload uses the pure-Python twins; ``CRYPTOFFLOAD_PURE_PYTHON=1`` at install
+time skips the builds.
 """
 
 import importlib.util
@@ -18,7 +19,7 @@ from setuptools.command.build_ext import build_ext
 
 class BuildExt(build_ext):
     """build_ext that falls back to ``python -m ziglang cc`` when the configured compiler is
-    missing, and skips the extension when the pure-Python twin is asked for."""
+    missing, and skips the extensions when the pure-Python twins are asked for."""
 
     def build_extensions(self) -> None:
         if os.environ.get("CRYPTOFFLOAD_PURE_PYTHON", "") not in ("", "0"):
@@ -44,6 +45,11 @@ setup(
             "cryptoffload.core._directpath",
             sources=["src/cryptoffload/core/_directpath.c"],
             optional=True,
-        )
+        ),
+        Extension(
+            "cryptoffload.engines._gcmstream",
+            sources=["src/cryptoffload/engines/_gcmstream.c"],
+            optional=True,
+        ),
     ],
 )

@@ -259,13 +259,15 @@ _GCM_FIELDS = _gcm_fields()
 _GCM_STREAM_ALGS = frozenset(f"aes-{bits}-gcm" for bits in (128, 192, 256))
 
 
-def gcm_stream(op: Any) -> Any:
+def py_gcm_stream(op: Any) -> Any:
     """An engine AEAD stream (``open_aead_stream`` in engines/base.py) over OpenSSL's streaming
     AES-GCM context for ``op`` (kind, key, and the nonce as iv), tags of 4 bytes and more taken:
     what `cryptography`'s ``Cipher(AES(key), GCM(iv, min_tag_length=4))`` gives, the key's
     algorithm object kept. The provider validated key and nonce: the mode is not checked again
-    (its attributes copied, see :func:`_gcm_fields`). The pass-through engine's streams.
-    Unavailable (``streaming``) for an algorithm other than AES-GCM."""
+    (its attributes copied, see :func:`_gcm_fields`). Unavailable (``streaming``) for an
+    algorithm other than AES-GCM. The pure-Python twin of :func:`gcm_stream`; the compiled one
+    (engines/_gcmstream.c) comes here for anything but an AES-GCM op of bytes whose key's AES
+    object is kept."""
     alg = op.alg
     if alg not in _GCM_STREAM_ALGS:
         raise Unavailable("streaming", alg)
@@ -325,6 +327,37 @@ class GcmDecryptStream(_GcmStream):
         return self._ctx.finalize_with_tag(bytes(tag or b""))
 
 
+#: What engines/_gcmstream.c is built for (its API): a build from other sources is not used.
+GCM_STREAM_API = 1
+
+
+def _compiled_gcm_stream() -> Any:
+    """engines/_gcmstream.c's ``open_stream``, configured, or None (not built, built from other
+    sources, ``CRYPTOFFLOAD_PURE_PYTHON`` set, or a `cryptography` whose layout the fast path
+    does not know)."""
+    if os.environ.get("CRYPTOFFLOAD_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    if MAKE_CONTEXT is None or _GCM_FIELDS is None:
+        return None
+    try:
+        from cryptoffload.engines import _gcmstream
+    except ImportError:  # no compiler at install time, or built for another Python
+        return None
+    if getattr(_gcmstream, "API", None) != GCM_STREAM_API:
+        return None  # directpath's import warns about a stale build already
+    _gcmstream.configure(
+        py_gcm_stream,
+        modes.GCM,
+        _GCM_FIELDS,
+        _KEYED.peek,
+        _keyed_cipher,
+        MAKE_CONTEXT[0],
+        MAKE_CONTEXT[1],
+        _GCM_STREAM_ALGS,
+    )
+    return _gcmstream.open_stream
+
+
 def _session_mode(alg: str) -> Any:
     """The mode class :meth:`SoftwareEngine.session` makes ``alg``'s contexts with (None for
     ECB; False: it keeps none, not ECB, CBC or CTR), noted in :data:`_SESSION_MODES`."""
@@ -337,6 +370,12 @@ def _session_mode(alg: str) -> Any:
 def _keyed_cipher(key: bytes, alg: str) -> Any:
     """The `cryptography` algorithm object of a cipher name and key (kept per key)."""
     return block_cipher(alg, key)
+
+
+#: ``gcm_stream(op)``: an engine AEAD stream over OpenSSL's AES-GCM context (see
+#: :func:`py_gcm_stream`), compiled where engines/_gcmstream.c was built: the pass-through
+#: engine's ``open_aead_stream``.
+gcm_stream: Any = _compiled_gcm_stream() or py_gcm_stream
 
 
 #: The families :meth:`SoftwareEngine.session` keeps sessions for.
