@@ -1,5 +1,5 @@
 """Build the optional compiled direct path (cryptoffload.core._directpath) and the software
-engine's compiled GCM stream (cryptoffload.engines._gcmstream); metadata is pyproject's.
+engine's compiled contexts (cryptoffload.engines._contexts); metadata is pyproject's.
 
 The extensions are built with the machine's C compiler, else with the one the package index
 provides (ziglang, which build_support/backend.py asks for when no compiler is found). Where
@@ -47,8 +47,8 @@ setup(
             optional=True,
         ),
         Extension(
-            "cryptoffload.engines._gcmstream",
-            sources=["src/cryptoffload/engines/_gcmstream.c"],
+            "cryptoffload.engines._contexts",
+            sources=["src/cryptoffload/engines/_contexts.c"],
             optional=True,
         ),
     ],

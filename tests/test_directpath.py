@@ -676,10 +676,10 @@ def test_the_compiled_twin_is_in_use_wherever_it_could_be_built():
         "reinstall (pip install -e .) to build it"
     )
     assert directpath.AeadCore is compiled.AeadCore
-    from cryptoffload.engines import _gcmstream, software
+    from cryptoffload.engines import _contexts, software
 
-    assert software.gcm_stream is _gcmstream.open_stream, (
-        "cryptoffload.engines._gcmstream is built but the software engine's GCM stream is the "
+    assert software.gcm_stream is _contexts.open_stream, (
+        "cryptoffload.engines._contexts is built but the software engine's GCM stream is the "
         "pure one"
     )
 
@@ -705,12 +705,13 @@ def test_the_pure_twin_passes_the_direct_path_and_aead_suites():
         "tests/test_vectors_hash_mac.py",
         "tests/test_kdf.py",
         "tests/test_engine_route.py",
-        "tests/test_gcm_stream_twins.py",
+        "tests/test_software_contexts.py",
     ]
     probe = (
         "from cryptoffload.core import directpath; assert not directpath.COMPILED; "
         "from cryptoffload.engines import software; "
-        "assert software.gcm_stream is software.py_gcm_stream"
+        "assert software.gcm_stream is software.py_gcm_stream; "
+        "assert software.cipher_sessions(len) is len"
     )
     subprocess.run([sys.executable, "-c", probe], env=env, check=True, cwd=ROOT)
     run = subprocess.run(

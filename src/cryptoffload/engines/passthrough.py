@@ -28,7 +28,7 @@ class PassThroughEngine:
     def probe(self) -> Capabilities:
         from cryptoffload.core.names import all_algorithms
         from cryptoffload.engines.base import Capabilities
-        from cryptoffload.engines.software import SoftwareEngine, gcm_stream
+        from cryptoffload.engines.software import SoftwareEngine, cipher_sessions, gcm_stream
 
         if type(self).open_aead_stream is PassThroughEngine.open_aead_stream:
             vars(self)["open_aead_stream"] = gcm_stream  # one frame fewer per GCM stream
@@ -41,7 +41,7 @@ class PassThroughEngine:
                 if type(self).session is PassThroughEngine.session:
                     # And its session, bound too (one is asked for per Cipher context):
                     # dropped again if this object is given a run of its own (__setattr__).
-                    vars(self)["session"] = software.session
+                    vars(self)["session"] = cipher_sessions(software.session)
         # No size threshold of its own: the built-in ones (policy.DEFAULT_MIN_SIZE, small
         # AES-CBC/CTR/ECB to software) pay a device's round trip back, and this engine has
         # none; without this, aioquic's 16-byte header-protection blocks stayed on software.

@@ -266,7 +266,7 @@ def py_gcm_stream(op: Any) -> Any:
     algorithm object kept. The provider validated key and nonce: the mode is not checked again
     (its attributes copied, see :func:`_gcm_fields`). Unavailable (``streaming``) for an
     algorithm other than AES-GCM. The pure-Python twin of :func:`gcm_stream`; the compiled one
-    (engines/_gcmstream.c) comes here for anything but an AES-GCM op of bytes whose key's AES
+    (engines/_contexts.c) comes here for anything but an AES-GCM op of bytes whose key's AES
     object is kept."""
     alg = op.alg
     if alg not in _GCM_STREAM_ALGS:
@@ -327,35 +327,69 @@ class GcmDecryptStream(_GcmStream):
         return self._ctx.finalize_with_tag(bytes(tag or b""))
 
 
-#: What engines/_gcmstream.c is built for (its API): a build from other sources is not used.
-GCM_STREAM_API = 1
+#: What engines/_contexts.c is built for (its API): a build from other sources is not used.
+CONTEXTS_API = 1
 
 
-def _compiled_gcm_stream() -> Any:
-    """engines/_gcmstream.c's ``open_stream``, configured, or None (not built, built from other
-    sources, ``CRYPTOFFLOAD_PURE_PYTHON`` set, or a `cryptography` whose layout the fast path
-    does not know)."""
+def _mode_layout(mode: Any, iv_name: str | None) -> bool:
+    """Whether ``mode`` (made by its class's __init__) holds its IV in ``iv_name`` and nothing
+    else (nothing at all for None): then engines/_contexts.c makes the class's modes by setting
+    that attribute."""
+    try:
+        names = list(vars(mode))
+    except TypeError:  # no __dict__: a compiled mode
+        return False
+    return names == ([iv_name] if iv_name else [])
+
+
+def _session_layouts() -> dict[str, tuple[Any, str | None]]:
+    """The AES ECB, CBC and CTR names whose modes engines/_contexts.c makes for
+    :meth:`SoftwareEngine.session`: name -> (mode class, the attribute its IV goes in)."""
+    taken = {}
+    for mode_class, iv_name in (
+        (modes.ECB, None),
+        (modes.CBC, "_initialization_vector"),
+        (modes.CTR, "_nonce"),
+    ):
+        mode = mode_class() if iv_name is None else mode_class(bytes(16))
+        if _mode_layout(mode, iv_name):
+            for bits in (128, 192, 256):
+                taken[f"aes-{bits}-{mode_class.name.lower()}"] = (mode_class, iv_name)
+    return taken
+
+
+def _compiled_contexts() -> Any:
+    """engines/_contexts.c, configured, or None (not built, built from other sources,
+    ``CRYPTOFFLOAD_PURE_PYTHON`` set, or a `cryptography` whose layout it does not know)."""
     if os.environ.get("CRYPTOFFLOAD_PURE_PYTHON", "") not in ("", "0"):
         return None
     if MAKE_CONTEXT is None or _GCM_FIELDS is None:
         return None
     try:
-        from cryptoffload.engines import _gcmstream
+        from cryptoffload.engines import _contexts
     except ImportError:  # no compiler at install time, or built for another Python
         return None
-    if getattr(_gcmstream, "API", None) != GCM_STREAM_API:
+    if getattr(_contexts, "API", None) != CONTEXTS_API:
         return None  # directpath's import warns about a stale build already
-    _gcmstream.configure(
-        py_gcm_stream,
-        modes.GCM,
-        _GCM_FIELDS,
-        _KEYED.peek,
-        _keyed_cipher,
-        MAKE_CONTEXT[0],
-        MAKE_CONTEXT[1],
-        _GCM_STREAM_ALGS,
+    _contexts.configure(
+        slow_stream=py_gcm_stream,
+        gcm_class=modes.GCM,
+        gcm_fields=_GCM_FIELDS,
+        gcm_algorithms=_GCM_STREAM_ALGS,
+        peek=_KEYED.peek,
+        keyed_maker=_keyed_cipher,
+        make_encryption=MAKE_CONTEXT[0],
+        make_decryption=MAKE_CONTEXT[1],
+        session_modes=_session_layouts(),
     )
-    return _gcmstream.open_stream
+    return _contexts
+
+
+def cipher_sessions(session: Any) -> Any:
+    """``session`` (a :class:`SoftwareEngine`'s bound ``session``) with its AES ECB, CBC and CTR
+    branch compiled where engines/_contexts.c was built (the pass-through engine binds this),
+    else ``session`` itself."""
+    return session if _CONTEXTS is None else _CONTEXTS.CipherSessions(session)
 
 
 def _session_mode(alg: str) -> Any:
@@ -372,10 +406,12 @@ def _keyed_cipher(key: bytes, alg: str) -> Any:
     return block_cipher(alg, key)
 
 
+#: engines/_contexts.c, configured (None: the pure-Python twins run).
+_CONTEXTS = _compiled_contexts()
 #: ``gcm_stream(op)``: an engine AEAD stream over OpenSSL's AES-GCM context (see
-#: :func:`py_gcm_stream`), compiled where engines/_gcmstream.c was built: the pass-through
+#: :func:`py_gcm_stream`), compiled where engines/_contexts.c was built: the pass-through
 #: engine's ``open_aead_stream``.
-gcm_stream: Any = _compiled_gcm_stream() or py_gcm_stream
+gcm_stream: Any = py_gcm_stream if _CONTEXTS is None else _CONTEXTS.open_stream
 
 
 #: The families :meth:`SoftwareEngine.session` keeps sessions for.
