@@ -71,3 +71,31 @@ def test_a_case_runs_a_given_number_of_times_for_counting(bench, workload):
         check=True,
     )
     assert out.stdout == ""
+
+
+def _class_tax():
+    spec = importlib.util.spec_from_file_location("class_tax", ROOT / "benchmarks" / "class_tax.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_class_tax_pairs_each_of_our_ops_with_cryptographys_giving_the_same_answer():
+    from cryptoffload import Provider, using
+
+    with using(Provider(["software"])):
+        for name, (ours, theirs) in _class_tax().cases().items():
+            assert ours() == theirs(), name
+
+
+def test_class_tax_prints_a_row_per_case_and_refuses_an_only_that_names_none(capsys, monkeypatch):
+    module = _class_tax()
+    monkeypatch.setattr(sys, "argv", ["class_tax.py", "--rounds", "1", "--ops", "4"])
+    module.main()
+    printed = capsys.readouterr().out
+    for name in module.cases():
+        assert name in printed
+    monkeypatch.setattr(sys, "argv", ["class_tax.py", "--only", "nothing-of-that-name"])
+    with pytest.raises(SystemExit):
+        module.main()
+    assert "names no case" in capsys.readouterr().err
