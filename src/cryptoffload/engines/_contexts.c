@@ -267,7 +267,7 @@ typedef struct {
 static PyObject *
 cipher_session(PyObject *op)
 {
-    PyObject *family = NULL, *alg = NULL, *key = NULL, *kind = NULL, *iv = NULL;
+    PyObject *family = NULL, *alg = NULL, *key = NULL, *kind = NULL, *iv = NULL, *how = NULL;
     PyObject *algorithm = NULL, *mode = NULL, *out = NULL;
     if ((family = PyObject_GetAttr(op, str_family)) == NULL
         || (family != str_cipher
@@ -276,10 +276,13 @@ cipher_session(PyObject *op)
         || (key = PyObject_GetAttr(op, str_key)) == NULL || !PyBytes_CheckExact(key)
         || (kind = PyObject_GetAttr(op, str_kind)) == NULL)
         goto done;
-    PyObject *how = PyDict_GetItemWithError(session_modes, alg); /* borrowed */
+    how = PyDict_GetItemWithError(session_modes, alg);
     int encrypt = is_encrypt(kind);
-    if (how == NULL || encrypt < 0 || !PyTuple_CheckExact(how) || PyTuple_GET_SIZE(how) != 2)
+    if (how == NULL || encrypt < 0 || !PyTuple_CheckExact(how) || PyTuple_GET_SIZE(how) != 2) {
+        how = NULL;
         goto done;
+    }
+    Py_INCREF(how); /* held across the reads below, which may run Python */
     PyObject *cls = PyTuple_GET_ITEM(how, 0), *iv_name = PyTuple_GET_ITEM(how, 1);
     if (iv_name != Py_None
         && ((iv = PyObject_GetAttr(op, str_iv)) == NULL || !PyBytes_CheckExact(iv)))
@@ -296,6 +299,7 @@ done:
     if (out == NULL && PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_Exception))
         PyErr_Clear(); /* the slow path decides it, and says why */
 failed:
+    Py_XDECREF(how);
     Py_XDECREF(mode);
     Py_XDECREF(algorithm);
     Py_XDECREF(iv);
