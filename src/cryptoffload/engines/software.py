@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import warnings
 from typing import Any
 
 from cryptography.hazmat.bindings._rust import openssl as _rust_openssl
@@ -370,7 +371,14 @@ def _compiled_contexts() -> Any:
     except ImportError:  # no compiler at install time, or built for another Python
         return None
     if getattr(_contexts, "API", None) != CONTEXTS_API:
-        return None  # directpath's import warns about a stale build already
+        warnings.warn(
+            f"cryptoffload.engines._contexts ({getattr(_contexts, '__file__', '?')}) was built "
+            "from other sources than this cryptoffload's: the pure-Python contexts run; "
+            "reinstall to rebuild it",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return None
     _contexts.configure(
         slow_stream=py_gcm_stream,
         gcm_class=modes.GCM,
