@@ -235,3 +235,55 @@ def test_the_passthrough_engine_binds_the_compiled_sessions_where_built() -> Non
     else:
         assert isinstance(session, software._CONTEXTS.CipherSessions)
         assert session.slow == engine._software.session
+
+
+@pytest.mark.parametrize(
+    ("tag", "error"),
+    [(16, InvalidTag), (-1, ValueError), ("x" * 16, TypeError), (bytearray(16), InvalidTag)],
+    ids=["an int", "a negative int", "a str", "a bytearray"],
+)
+def test_a_tag_of_another_type_goes_through_bytes_as_in_both_twins(
+    open_stream: Any, tag: Any, error: type[Exception]
+) -> None:
+    dec = open_stream(_op("decrypt", bytes(16), bytes(12)))
+    dec.update(b"abc")
+    with pytest.raises(error):
+        dec.finalize(tag)
+
+
+def test_a_deleted_member_is_missing_in_both_twins(open_stream: Any) -> None:
+    stream = open_stream(_op("encrypt", bytes(16), bytes(12)))
+    del stream.update
+    with pytest.raises(AttributeError):
+        stream.update  # noqa: B018
+
+
+@pytest.mark.parametrize("length", [0, 4, 7, 129, 200])
+def test_a_gcm_nonce_of_a_length_gcm_refuses_is_declined(open_stream: Any, length: int) -> None:
+    with pytest.raises(Unavailable) as declined:
+        open_stream(_op("encrypt", bytes(16), bytes(length)))
+    assert declined.value.reason == "unsupported"
+
+
+@pytest.mark.parametrize("mode", ["cbc", "ctr"])
+@pytest.mark.parametrize("length", [0, 8, 15, 17, 32])
+def test_a_cipher_session_of_an_iv_cipher_refuses_is_none(
+    session_of: Any, mode: str, length: int
+) -> None:
+    software._KEYED.get(software._keyed_cipher, bytes(16), f"aes-128-{mode}")  # a key kept
+    op = CipherOp(f"aes-128-{mode}", "encrypt", bytes(16), bytes(length), None)
+    assert session_of(op) is None
+
+
+def test_an_engine_with_a_run_of_its_own_keeps_its_python_session() -> None:
+    class OwnRun(software.SoftwareEngine):
+        def run(self, op: Any) -> Any:
+            return super().run(op)
+
+    own = OwnRun()
+    assert software.cipher_sessions(own.session) == own.session
+    plain = software.SoftwareEngine()
+    plain.run = plain.run  # type: ignore[method-assign]
+    assert software.cipher_sessions(plain.session) == plain.session
+    op = CipherOp("aes-128-cbc", "encrypt", bytes(16), bytes(16), None)
+    assert own.session(op) is None and plain.session(op) is None

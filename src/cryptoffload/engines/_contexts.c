@@ -23,6 +23,11 @@ static PyObject *slow_stream = NULL, *gcm_class = NULL, *gcm_fields = NULL;
 static PyObject *gcm_algorithms = NULL, *peek = NULL, *keyed_maker = NULL;
 static PyObject *make_encryption = NULL, *make_decryption = NULL, *session_modes = NULL;
 static PyObject *empty_tuple = NULL, *empty_bytes = NULL;
+/* The GCM nonce lengths cryptography's GCM takes (software.py's _GCM_NONCE_MIN and _MAX), and
+ * the AES block: CBC's IV and CTR's counter block. */
+#define GCM_NONCE_MIN 8
+#define GCM_NONCE_MAX 128
+#define BLOCK 16
 static PyObject *str_alg, *str_key, *str_iv, *str_kind, *str_family, *str_encrypt, *str_cipher,
     *str_update, *str_authenticate_additional_data, *str_finalize, *str_finalize_with_tag,
     *str_tag, *str_initialization_vector;
@@ -80,10 +85,12 @@ gcmstream_finalize(GcmStream *self, PyObject *const *args, Py_ssize_t nargs, PyO
         }
     }
     else {
-        /* bytes(tag or b"") */
+        /* bytes(tag or b""), as the pure twin: bytes' own call, whatever tag is */
         PyObject *tag = given ? args[0] : Py_None;
         int truth = PyObject_IsTrue(tag);
-        PyObject *bytes = truth < 0 ? NULL : truth ? PyObject_Bytes(tag) : Py_NewRef(empty_bytes);
+        PyObject *bytes = truth < 0  ? NULL
+                          : truth    ? PyObject_CallOneArg((PyObject *)&PyBytes_Type, tag)
+                                     : Py_NewRef(empty_bytes);
         if (bytes != NULL) {
             out = PyObject_CallMethodOneArg(ctx, str_finalize_with_tag, bytes);
             Py_DECREF(bytes);
@@ -115,9 +122,9 @@ static PyMethodDef gcmstream_methods[] = {
 };
 
 static PyMemberDef gcmstream_members[] = {
-    {"_ctx", T_OBJECT, offsetof(GcmStream, ctx), 0, "OpenSSL's GCM context."},
-    {"update", T_OBJECT, offsetof(GcmStream, update), 0, "update(data) -> output (bound)."},
-    {"update_aad", T_OBJECT, offsetof(GcmStream, update_aad), 0,
+    {"_ctx", T_OBJECT_EX, offsetof(GcmStream, ctx), 0, "OpenSSL's GCM context."},
+    {"update", T_OBJECT_EX, offsetof(GcmStream, update), 0, "update(data) -> output (bound)."},
+    {"update_aad", T_OBJECT_EX, offsetof(GcmStream, update_aad), 0,
      "update_aad(data) -> None (bound)."},
     {"encrypt", T_BOOL, offsetof(GcmStream, encrypt), READONLY,
      "Whether finalize() gives the tag (else it checks one)."},
@@ -228,6 +235,7 @@ open_stream(PyObject *module, PyObject *op)
         goto slow;
     int encrypt = is_encrypt(kind);
     if (encrypt < 0 || !PyBytes_CheckExact(key) || !PyBytes_CheckExact(iv)
+        || PyBytes_GET_SIZE(iv) < GCM_NONCE_MIN || PyBytes_GET_SIZE(iv) > GCM_NONCE_MAX
         || !PyUnicode_CheckExact(alg) || PySet_Contains(gcm_algorithms, alg) != 1)
         goto slow;
     if ((algorithm = kept_algorithm(key, alg)) == NULL)
@@ -285,8 +293,9 @@ cipher_session(PyObject *op)
     Py_INCREF(how); /* held across the reads below, which may run Python */
     PyObject *cls = PyTuple_GET_ITEM(how, 0), *iv_name = PyTuple_GET_ITEM(how, 1);
     if (iv_name != Py_None
-        && ((iv = PyObject_GetAttr(op, str_iv)) == NULL || !PyBytes_CheckExact(iv)))
-        goto done;
+        && ((iv = PyObject_GetAttr(op, str_iv)) == NULL || !PyBytes_CheckExact(iv)
+            || PyBytes_GET_SIZE(iv) != BLOCK))
+        goto done; /* the slow path decides (an IV Cipher refuses: no session) */
     if ((algorithm = kept_algorithm(key, alg)) == NULL)
         goto done; /* none kept yet: the slow path makes and keeps it */
     mode = new_mode(cls, iv_name == Py_None ? NULL : iv_name, iv, NULL);

@@ -212,7 +212,12 @@ class SoftwareEngine:
             algorithm = _KEYED.peek((_keyed_cipher, key, alg))
             if algorithm is None:
                 algorithm = _KEYED.get(_keyed_cipher, key, alg)
-            mode_object = modes.ECB() if mode_class is None else mode_class(op.iv)
+            if mode_class is None:
+                mode_object = modes.ECB()
+            elif len(op.iv) != 16:  # what Cipher refuses: no session, the ordinary path says why
+                return None
+            else:
+                mode_object = mode_class(op.iv)
             return MAKE_CONTEXT[op.kind != "encrypt"](algorithm, mode_object)
         if family != "hash" and isinstance(op.key, DeviceKey):
             return None
@@ -244,8 +249,9 @@ _UNSEEN = object()
 
 def _gcm_fields() -> dict[str, Any] | None:
     """The attributes of `cryptography`'s ``GCM(iv, min_tag_length=4)`` but the IV, when the mode
-    is a plain object of those three (then :func:`gcm_stream` copies them into a new
-    one instead of running ``GCM.__init__``'s checks again); None for another layout."""
+    is a plain object of those three (then :func:`py_gcm_stream` and its compiled twin copy them
+    into a new one instead of running ``GCM.__init__``'s checks again); None for another
+    layout."""
     try:
         fields = dict(vars(modes.GCM(bytes(12), min_tag_length=4)))
     except TypeError:  # no __dict__: a compiled mode
@@ -258,6 +264,8 @@ def _gcm_fields() -> dict[str, Any] | None:
 
 _GCM_FIELDS = _gcm_fields()
 _GCM_STREAM_ALGS = frozenset(f"aes-{bits}-gcm" for bits in (128, 192, 256))
+#: The GCM nonce lengths `cryptography`'s ``GCM`` takes (bytes); engines/_contexts.c has the same.
+_GCM_NONCE_MIN, _GCM_NONCE_MAX = 8, 128
 
 
 def py_gcm_stream(op: Any) -> Any:
@@ -265,10 +273,11 @@ def py_gcm_stream(op: Any) -> Any:
     AES-GCM context for ``op`` (kind, key, and the nonce as iv), tags of 4 bytes and more taken:
     what `cryptography`'s ``Cipher(AES(key), GCM(iv, min_tag_length=4))`` gives, the key's
     algorithm object kept. The provider validated key and nonce: the mode is not checked again
-    (its attributes copied, see :func:`_gcm_fields`). Unavailable (``streaming``) for an
-    algorithm other than AES-GCM. The pure-Python twin of :func:`gcm_stream`; the compiled one
-    (engines/_contexts.c) comes here for anything but an AES-GCM op of bytes whose key's AES
-    object is kept."""
+    (its attributes copied, see :func:`_gcm_fields`), but a nonce of a length ``GCM`` refuses
+    (under 8 or over 128 bytes) is declined ``unsupported`` so that whoever runs the op says
+    why. Unavailable (``streaming``) for an algorithm other than AES-GCM. The pure-Python twin
+    of :func:`gcm_stream`; the compiled one (engines/_contexts.c) comes here for anything but an
+    AES-GCM op of bytes, nonce of such a length, whose key's AES object is kept."""
     alg = op.alg
     if alg not in _GCM_STREAM_ALGS:
         raise Unavailable("streaming", alg)
@@ -277,6 +286,8 @@ def py_gcm_stream(op: Any) -> Any:
         key = bytes(key)
     if iv.__class__ is not bytes:
         iv = bytes(iv)
+    if not _GCM_NONCE_MIN <= len(iv) <= _GCM_NONCE_MAX:
+        raise Unavailable("unsupported", f"a GCM nonce of {len(iv)} bytes")
     encrypt = op.kind == "encrypt"
     if MAKE_CONTEXT is None or _GCM_FIELDS is None:
         cipher = Cipher(algorithms.AES(key), modes.GCM(iv, min_tag_length=4))
@@ -299,8 +310,8 @@ _new = object.__new__
 
 class _GcmStream:
     """OpenSSL's GCM context with the engine AEAD stream's members (engines/base.py):
-    ``update`` and ``update_aad`` are the context's own methods, bound (see :func:`gcm_stream`,
-    which makes these)."""
+    ``update`` and ``update_aad`` are the context's own methods, bound (see
+    :func:`py_gcm_stream`, which makes these; the compiled twin's are ``_contexts.GcmStream``)."""
 
     __slots__ = ("_ctx", "update", "update_aad")
 
@@ -396,8 +407,17 @@ def _compiled_contexts() -> Any:
 def cipher_sessions(session: Any) -> Any:
     """``session`` (a :class:`SoftwareEngine`'s bound ``session``) with its AES ECB, CBC and CTR
     branch compiled where engines/_contexts.c was built (the pass-through engine binds this),
-    else ``session`` itself."""
-    return session if _CONTEXTS is None else _CONTEXTS.CipherSessions(session)
+    else ``session`` itself: also for an engine whose ``run`` is its own (a subclass's, or one
+    set on it), which :meth:`SoftwareEngine.session` gives no sessions to."""
+    engine = getattr(session, "__self__", None)
+    if (
+        _CONTEXTS is None
+        or not isinstance(engine, SoftwareEngine)
+        or type(engine).run is not SoftwareEngine.run
+        or "run" in vars(engine)
+    ):
+        return session
+    return _CONTEXTS.CipherSessions(session)
 
 
 def _session_mode(alg: str) -> Any:
