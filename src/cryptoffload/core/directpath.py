@@ -28,9 +28,6 @@ ContextVar lookup (``benchmarks/overhead.py`` says which twin it measured). Sett
 
 from __future__ import annotations
 
-import os
-import warnings
-
 # hmac.compare_digest without hmac's import (it loads hashlib and OpenSSL's _hashlib, a start-up
 # cost): the constant-time comparison hmac itself falls back to.
 from _operator import _compare_digest as compare_digest
@@ -40,6 +37,8 @@ from itertools import repeat, starmap
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
+
+from cryptoffload.engines._extensions import load_extension
 
 __all__ = [
     "COMPILED",
@@ -1413,23 +1412,12 @@ def pure_own_methods(cls: type) -> int:
 
 def compiled_module() -> Any:
     """The compiled module, configured, or None (not built here, or not wanted)."""
-    if os.environ.get("CRYPTOFFLOAD_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from cryptoffload.core import _directpath
-    except ImportError:  # no compiler at install time, or built for another Python
-        return None
-    if getattr(_directpath, "API", None) != API:
-        warnings.warn(
-            f"cryptoffload.core._directpath ({getattr(_directpath, '__file__', '?')}) was built "
-            "from other sources than this cryptoffload's: the pure-Python direct path runs; "
-            "reinstall to rebuild it",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return None
-    _directpath.configure(CURRENT, DEFAULT_BOX, InvalidTag)
-    return _directpath
+    module = load_extension(
+        "cryptoffload.core._directpath", API, "the pure-Python direct path runs"
+    )
+    if module is not None:
+        module.configure(CURRENT, DEFAULT_BOX, InvalidTag)
+    return module
 
 
 _module = compiled_module()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import warnings
 from typing import Any
 
 from cryptography.hazmat.bindings._rust import openssl as _rust_openssl
@@ -30,6 +29,7 @@ from cryptoffload.core.names import CIPHER_CLASSES, HASH_NAMES, XOF_NAMES, all_a
 from cryptoffload.core.ops import Op
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.engines import _software_more
+from cryptoffload.engines._extensions import load_extension
 from cryptoffload.engines._kept import MAKE_CONTEXT, CarriedContexts, KeyedObjects, carries
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import NoResult, Unavailable
@@ -373,22 +373,12 @@ def _session_layouts() -> dict[str, tuple[Any, str | None]]:
 def _compiled_contexts() -> Any:
     """engines/_contexts.c, configured, or None (not built, built from other sources,
     ``CRYPTOFFLOAD_PURE_PYTHON`` set, or a `cryptography` whose layout it does not know)."""
-    if os.environ.get("CRYPTOFFLOAD_PURE_PYTHON", "") not in ("", "0"):
-        return None
     if MAKE_CONTEXT is None or _GCM_FIELDS is None:
         return None
-    try:
-        from cryptoffload.engines import _contexts
-    except ImportError:  # no compiler at install time, or built for another Python
-        return None
-    if getattr(_contexts, "API", None) != CONTEXTS_API:
-        warnings.warn(
-            f"cryptoffload.engines._contexts ({getattr(_contexts, '__file__', '?')}) was built "
-            "from other sources than this cryptoffload's: the pure-Python contexts run; "
-            "reinstall to rebuild it",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+    _contexts = load_extension(
+        "cryptoffload.engines._contexts", CONTEXTS_API, "the pure-Python contexts run"
+    )
+    if _contexts is None:
         return None
     _contexts.configure(
         slow_stream=py_gcm_stream,
