@@ -452,7 +452,7 @@ def test_ecdsa_sign_private_key_out_of_range_is_a_pdb_error(s):
 
 def test_ecdsa_sign_generator_off_the_curve_is_a_pdb_error():
     c = CURVES["p256"]
-    bad = Curve(**{**c.__dict__, "gy": c.gy ^ 1})
+    bad = c._replace(gy=c.gy ^ 1)
     ctx = make_ctx()
     words, *_ = sign_words(ctx, bad, 5, 1)
     assert run_protocol(OP_SIGN, words, ctx, index=INDEX) == PDBERR
@@ -460,7 +460,7 @@ def test_ecdsa_sign_generator_off_the_curve_is_a_pdb_error():
 
 def test_ecdsa_sign_even_field_prime_is_pkmodevn():
     c = CURVES["p256"]
-    bad = Curve(**{**c.__dict__, "p": c.p - 1})
+    bad = c._replace(p=c.p - 1)
     ctx = make_ctx()
     words, *_ = sign_words(ctx, bad, 5, 1)
     assert run_protocol(OP_SIGN, words, ctx, index=INDEX) == 0x20000088 | INDEX << 8

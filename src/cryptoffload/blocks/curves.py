@@ -1,6 +1,6 @@
 """Prime-field short-Weierstrass curve parameters and reference affine point arithmetic."""
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -8,8 +8,7 @@ Point = tuple[int, int] | None
 """An affine point (x, y); None is the point at infinity."""
 
 
-@dataclass(frozen=True)
-class Curve:
+class Curve(NamedTuple):
     """The curve y^2 = x^3 + a*x + b over GF(p), base point (gx, gy) of order n, cofactor h."""
 
     name: str

@@ -25,8 +25,7 @@ import _thread  # its allocate_lock is threading.Lock, without threading's impor
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 #: Size classes: bit lengths 0..64.
 CLASSES = 65
@@ -39,9 +38,8 @@ MAX_SKIP = 255
 ENGINE, SOFTWARE = 0, 1
 
 
-@dataclass(frozen=True)
-class AdaptiveSettings:
-    """How adaptive routing samples and decides (the policy's ``[adaptive]`` table)."""
+class _Settings(NamedTuple):
+    """The fields of :class:`AdaptiveSettings` and their defaults."""
 
     #: Share of ops sent down the other path to measure it (default 1/64).
     sample: float = 1 / 64
@@ -58,7 +56,20 @@ class AdaptiveSettings:
     #: ops spent on the path it starts on (0: none).
     explore: int = 128
 
-    def __post_init__(self) -> None:
+
+class AdaptiveSettings(_Settings):
+    """How adaptive routing samples and decides (the policy's ``[adaptive]`` table): an
+    immutable record, checked when made (a named tuple, not a dataclass: see
+    :class:`~cryptoffload.engines.base.Capabilities`)."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> AdaptiveSettings:
+        self = super().__new__(cls, *args, **kwargs)
+        self._check()
+        return self
+
+    def _check(self) -> None:
         for name in ("sample", "margin", "alpha"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):

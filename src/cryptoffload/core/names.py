@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from cryptography.exceptions import UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.decrepit.ciphers import algorithms as decrepit
@@ -115,8 +114,7 @@ MORE_AES = (
 TDES_MODES = ("ecb", "cbc", "cfb", "cfb8", "ofb")
 
 
-@dataclass(frozen=True)
-class CipherFamily:
+class CipherFamily(NamedTuple):
     """A cipher other than AES as the names spell it: ``3des-cbc``, ``camellia-128-cbc``,
     ``sm4-ctr``, ``chacha20`` (a stream cipher has no modes: its name is the family's)."""
 

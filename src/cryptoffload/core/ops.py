@@ -8,8 +8,7 @@ of every entry and hold every in-tree engine to it. A field has one meaning wher
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
@@ -55,8 +54,7 @@ FIELDS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One family/kind of the contract: the fields it sets and what the engine gives back."""
 
     required: tuple[str, ...]
