@@ -706,6 +706,7 @@ def test_the_pure_twin_passes_the_direct_path_and_aead_suites():
         "tests/test_kdf.py",
         "tests/test_engine_route.py",
         "tests/test_software_contexts.py",
+        "tests/test_keyed_copies.py",
     ]
     probe = (
         "from cryptoffload.core import directpath; assert not directpath.COMPILED; "

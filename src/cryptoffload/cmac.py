@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.ciphers import BlockCipherAlgorithm, algorit
 from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import MacContext
 from cryptoffload.core import validate
-from cryptoffload.core.directpath import direct_construction, own_methods
+from cryptoffload.core.directpath import KeyedCopies, direct_construction, own_methods
 from cryptoffload.core.ops import MacOp
 from cryptoffload.core.provider import Provider, checked_provider, resolve
 
@@ -20,6 +20,9 @@ __all__ = ["CMAC"]
 
 #: The AES classes whose lanes go by key length (cmac-aes-128, -192, -256).
 _AES_CLASSES = (algorithms.AES, algorithms.AES128, algorithms.AES256)
+#: The direct path's maker: `cryptography`'s CMAC, copied from one kept per key (a new CMAC
+#: context sets up the key each time; a copy of a set-up one costs about half as much).
+_CMAC_COPIES = KeyedCopies(_cmac.CMAC, 64)  # keys kept: as many as the software engine keeps
 
 
 class CMAC(DirectDigest):
@@ -58,9 +61,9 @@ class CMAC(DirectDigest):
             lanes = self._direct_path[0]
             cls = algorithm.__class__
             if cls in _AES_CLASSES:
-                lanes.setdefault(cls, {})[len(algorithm.key)] = (lane, _cmac.CMAC)
+                lanes.setdefault(cls, {})[len(algorithm.key)] = (lane, _CMAC_COPIES)
             elif cls is TripleDES:
-                lanes[cls] = (lane, _cmac.CMAC)
+                lanes[cls] = (lane, _CMAC_COPIES)
             return
         self._set_inner(_CmacStream(algorithm, alg, provider), lane, algorithm)
 

@@ -4713,6 +4713,183 @@ static PyTypeObject CcmCheckType = {
     .tp_methods = ccm_methods,
 };
 
+/* -- KeyedCopies: contexts copied from one kept per key ----------------------------------- */
+
+/* cryptoffload.directpath.PureKeyedCopies is its twin and documents the contract. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *make; /* makes a context from an algorithm: cryptography's cmac.CMAC */
+    PyObject *kept; /* dict: key (bytes) -> (the algorithm's class, the kept context's copy) */
+    Py_ssize_t limit;
+    vectorcallfunc vectorcall;
+} KeyedCopies;
+
+static int
+kc_traverse(KeyedCopies *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->make);
+    Py_VISIT(self->kept);
+    return 0;
+}
+
+static int
+kc_clear(KeyedCopies *self)
+{
+    Py_CLEAR(self->make);
+    Py_CLEAR(self->kept);
+    return 0;
+}
+
+static void
+kc_dealloc(KeyedCopies *self)
+{
+    PyObject_GC_UnTrack(self);
+    kc_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *kc_call(PyObject *self, PyObject *const *args, size_t nargsf,
+                         PyObject *kwnames);
+
+static int
+kc_init(KeyedCopies *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *make;
+    Py_ssize_t limit;
+    static char *names[] = {"make", "limit", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "On:KeyedCopies", names, &make, &limit))
+        return -1;
+    if (limit < 1) {
+        PyErr_Format(PyExc_ValueError, "limit must be at least 1, got %zd", limit);
+        return -1;
+    }
+    PyObject *kept = PyDict_New();
+    if (kept == NULL)
+        return -1;
+    Py_XSETREF(self->kept, kept);
+    Py_INCREF(make);
+    Py_XSETREF(self->make, make);
+    self->limit = limit;
+    self->vectorcall = kc_call;
+    return 0;
+}
+
+/* A context from `make` under a new key (or class): kept unfed, and a copy of it given. */
+static PyObject *
+kc_keep(KeyedCopies *self, PyObject *algorithm, PyObject *key)
+{
+    PyObject *template = PyObject_CallOneArg(self->make, algorithm);
+    if (template == NULL)
+        return NULL;
+    PyObject *copy = PyObject_GetAttr(template, str_copy);
+    Py_DECREF(template);
+    if (copy == NULL)
+        return NULL;
+    PyObject *entry = PyTuple_Pack(2, (PyObject *)Py_TYPE(algorithm), copy);
+    if (entry == NULL) {
+        Py_DECREF(copy);
+        return NULL;
+    }
+    if (PyDict_GET_SIZE(self->kept) >= self->limit)
+        PyDict_Clear(self->kept);
+    int failed = PyDict_SetItem(self->kept, key, entry);
+    Py_DECREF(entry);
+    PyObject *out = failed < 0 ? NULL : PyObject_CallNoArgs(copy);
+    Py_DECREF(copy);
+    return out;
+}
+
+static PyObject *
+kc_call(PyObject *self_, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    KeyedCopies *self = (KeyedCopies *)self_;
+    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "KeyedCopies takes one argument, the algorithm");
+        return NULL;
+    }
+    if (self->kept == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "KeyedCopies was not initialized");
+        return NULL;
+    }
+    PyObject *algorithm = args[0];
+    PyObject *key = PyObject_GetAttr(algorithm, str_key);
+    if (key == NULL)
+        return NULL;
+    if (!PyBytes_CheckExact(key)) {
+        Py_DECREF(key);
+        return PyObject_CallOneArg(self->make, algorithm);
+    }
+    PyObject *entry = PyDict_GetItemWithError(self->kept, key); /* borrowed */
+    if (entry == NULL && PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    if (entry != NULL && PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2
+        && PyTuple_GET_ITEM(entry, 0) == (PyObject *)Py_TYPE(algorithm)) {
+        PyObject *copy = Py_NewRef(PyTuple_GET_ITEM(entry, 1));
+        Py_DECREF(key);
+        PyObject *out = PyObject_CallNoArgs(copy);
+        Py_DECREF(copy);
+        return out;
+    }
+    PyObject *out = kc_keep(self, algorithm, key);
+    Py_DECREF(key);
+    return out;
+}
+
+static PyObject *
+kc_clear_method(KeyedCopies *self, PyObject *unused)
+{
+    if (self->kept != NULL)
+        PyDict_Clear(self->kept);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+kc_repr(KeyedCopies *self)
+{
+    PyObject *name = self->make == NULL ? NULL : PyObject_GetAttrString(self->make, "__qualname__");
+    if (name == NULL) {
+        PyErr_Clear();
+        return PyUnicode_FromString("<KeyedCopies>");
+    }
+    PyObject *out = PyUnicode_FromFormat("<KeyedCopies of %R>", name);
+    Py_DECREF(name);
+    return out;
+}
+
+static PyMethodDef kc_methods[] = {
+    {"clear", (PyCFunction)kc_clear_method, METH_NOARGS,
+     PyDoc_STR("clear(): forget every context (and so every key) kept")},
+    {NULL},
+};
+
+static PyMemberDef kc_members[] = {
+    {"_kept", T_OBJECT_EX, offsetof(KeyedCopies, kept), READONLY,
+     PyDoc_STR("key -> (the algorithm's class, the kept context's copy)")},
+    {NULL},
+};
+
+static PyTypeObject KeyedCopiesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cryptoffload.core._directpath.KeyedCopies",
+    .tp_doc = PyDoc_STR("KeyedCopies(make, limit): make(algorithm)'s contexts, each a copy "
+                        "of one kept per key (compiled)."),
+    .tp_basicsize = sizeof(KeyedCopies),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(KeyedCopies, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)kc_init,
+    .tp_dealloc = (destructor)kc_dealloc,
+    .tp_traverse = (traverseproc)kc_traverse,
+    .tp_clear = (inquiry)kc_clear,
+    .tp_methods = kc_methods,
+    .tp_members = kc_members,
+    .tp_repr = (reprfunc)kc_repr,
+};
+
 /* -- HkdfCore: HKDF on a lane no engine claims ----------------------------------------- */
 
 /* cryptoffload.directpath.PureHkdfCore is its twin and documents the contract. The subclass
@@ -5184,6 +5361,7 @@ PyInit__directpath(void)
         || PyType_Ready(&AeadStreamCoreType) < 0 || PyType_Ready(&CipherCoreType) < 0
         || PyType_Ready(&EngineGcmCoreType) < 0
         || PyType_Ready(&CcmCheckType) < 0 || PyType_Ready(&HkdfCoreType) < 0
+        || PyType_Ready(&KeyedCopiesType) < 0
         || PyType_Ready(&GatheredType) < 0 || PyType_Ready(&ImportFilterType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
@@ -5261,6 +5439,12 @@ PyInit__directpath(void)
         Py_DECREF(module);
         return NULL;
     }
+    Py_INCREF(&KeyedCopiesType);
+    if (PyModule_AddObject(module, "KeyedCopies", (PyObject *)&KeyedCopiesType) < 0) {
+        Py_DECREF(&KeyedCopiesType);
+        Py_DECREF(module);
+        return NULL;
+    }
     if (PyModule_AddIntConstant(module, "TAIL", TAIL) < 0
         || PyModule_AddIntConstant(module, "FOLD_AT", FOLD_AT) < 0
         || PyModule_AddIntConstant(module, "GATHER_LIMIT", GATHER_LIMIT) < 0
@@ -5269,7 +5453,7 @@ PyInit__directpath(void)
         return NULL;
     }
     /* What directpath.py expects (its API): a build left from older sources is not used. */
-    if (PyModule_AddIntConstant(module, "API", 11) < 0) {
+    if (PyModule_AddIntConstant(module, "API", 12) < 0) {
         Py_DECREF(module);
         return NULL;
     }
