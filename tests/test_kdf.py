@@ -556,3 +556,35 @@ def test_hkdf_made_by_keyword_keeps_cryptographys_rules(software_default):
         hkdf.HKDF(hashes.SHA256(), 16, "salt", None)
     with pytest.raises(TypeError):
         hkdf.HKDF(hashes.SHA256(), 16, None, None).derive("text")
+
+
+UNSALTED_HASHES = [
+    c_hashes.SHA1(),
+    c_hashes.SHA224(),
+    c_hashes.SHA256(),
+    c_hashes.SHA384(),
+    c_hashes.SHA512(),
+    c_hashes.SHA512_224(),
+    c_hashes.SHA512_256(),
+    c_hashes.SHA3_256(),
+    c_hashes.SHA3_512(),
+    c_hashes.BLAKE2b(64),
+    c_hashes.BLAKE2s(32),
+]
+
+
+@pytest.mark.parametrize("algorithm", UNSALTED_HASHES, ids=lambda a: a.name)
+def test_hkdf_with_no_salt_gives_cryptographys_key_for_every_hash(algorithm) -> None:
+    from cryptoffload.kdf import hkdf as our_hkdf
+
+    size = algorithm.digest_size
+    for length in (1, size, size + 1, 3 * size - 1, 255 * size):
+        for info in (None, b"", b"context", bytes(range(256))):
+            for key_material in (b"", b"k", bytes(100)):
+                expected = c_hkdf.HKDF(algorithm, length, None, info).derive(key_material)
+                ours = our_hkdf.HKDF(algorithm, length, None, info).derive(key_material)
+                assert ours == expected, (length, info, key_material)
+    entry = our_hkdf.HKDF._direct_path[0].get(algorithm.__class__)
+    assert entry is not None  # the direct path knows the hash: the fast path was taken
+    if algorithm.name.startswith("sha") and algorithm.name != "sha512-224":
+        assert entry[2] is not None, "Python's OpenSSL has this hash: no salt runs on it"

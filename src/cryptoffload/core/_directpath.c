@@ -40,7 +40,7 @@ static PyObject *str_explain, *str_derive, *str_slow_derive, *str_algorithm, *st
 static PyObject *str_tag, *str_authenticate_additional_data, *str_finalize_with_tag,
     *str_slow_aad, *str_slow_finalize_with_tag, *str_validate_for_algorithm, *str_slow_context;
 static PyObject *str_direct, *str_key, *str_provider, *str_backend, *str_finalize, *str_verify,
-    *str_copy, *str_slow_init, *str_slow_finalize, *str_slow_verify, *str_slow_copy;
+    *str_copy, *str_slow_init, *str_slow_finalize, *str_slow_verify, *str_slow_copy, *str_digest;
 static PyObject *str_open_session, *str_engine_failed, *str_engine_after, *str_append,
     *str_session_failed, *str_fork, *str_finish;
 static PyObject *str_engine, *str_session, *str_nonce, *str_initialization_vector,
@@ -4894,7 +4894,8 @@ static PyTypeObject KeyedCopiesType = {
 
 /* cryptoffload.directpath.PureHkdfCore is its twin and documents the contract. The subclass
  * names in `_direct_path` (lanes, maker): `lanes` maps a hash's class to (software-only lane of its
- * HMAC, digest size); `maker` is cryptography's HKDF. */
+ * HMAC, digest size, unsalted): unsalted is None or (Python's HMAC under the zero key,
+ * _hashlib.hmac_digest, the hash's name); `maker` is cryptography's HKDF. */
 
 typedef struct {
     PyObject_HEAD
@@ -4904,6 +4905,7 @@ typedef struct {
     PyObject *provider;  /* _provider */
     PyObject *lane;      /* set by the direct construction only: the HMAC's lane */
     PyObject *maker;
+    PyObject *unsalted;  /* (template, hmac_digest, name) for an HKDF with no salt, or NULL */
     Py_ssize_t length;   /* _length */
     Py_ssize_t digest_size;
     char used;           /* _used */
@@ -4918,6 +4920,7 @@ hkdf_traverse(HkdfCore *self, visitproc visit, void *arg)
     Py_VISIT(self->provider);
     Py_VISIT(self->lane);
     Py_VISIT(self->maker);
+    Py_VISIT(self->unsalted);
     return 0;
 }
 
@@ -4930,6 +4933,7 @@ hkdf_clear(HkdfCore *self)
     Py_CLEAR(self->provider);
     Py_CLEAR(self->lane);
     Py_CLEAR(self->maker);
+    Py_CLEAR(self->unsalted);
     return 0;
 }
 
@@ -4992,7 +4996,7 @@ hkdf_make(HkdfCore *self, PyObject *slots[H_PARAMS])
                                               (PyObject *)Py_TYPE(algorithm));
     if (entry == NULL)
         return PyErr_Occurred() ? -1 : 0;
-    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3
         || !PyObject_TypeCheck(PyTuple_GET_ITEM(entry, 0), &LaneCoreType)
         || !PyLong_CheckExact(PyTuple_GET_ITEM(entry, 1)))
         return 0;
@@ -5027,7 +5031,72 @@ hkdf_make(HkdfCore *self, PyObject *slots[H_PARAMS])
     self->length = n;
     self->digest_size = digest_size;
     self->used = 0;
+    PyObject *unsalted = PyTuple_GET_ITEM(entry, 2);
+    if (salt == Py_None && n > 0 && PyTuple_CheckExact(unsalted) && PyTuple_GET_SIZE(unsalted) == 3
+        && PyUnicode_CheckExact(PyTuple_GET_ITEM(unsalted, 2)))
+        Py_XSETREF(self->unsalted, Py_NewRef(unsalted));
+    else
+        Py_CLEAR(self->unsalted);
     return 1;
+}
+
+/* HKDF with no salt (RFC 5869): the extract on a copy of the zero key's HMAC, fed the key
+ * material, then the expand, block i = hmac_digest(prk, T(i-1) | info | i, name). */
+static PyObject *
+hkdf_unsalted(HkdfCore *self, PyObject *key_material)
+{
+    PyObject *template = PyTuple_GET_ITEM(self->unsalted, 0);
+    PyObject *digest = PyTuple_GET_ITEM(self->unsalted, 1);
+    PyObject *name = PyTuple_GET_ITEM(self->unsalted, 2);
+    Py_ssize_t size = self->digest_size, length = self->length;
+    if (self->info != Py_None && !PyBytes_CheckExact(self->info)) {
+        PyErr_SetString(PyExc_TypeError, "info must be bytes or None");
+        return NULL;
+    }
+    Py_ssize_t info = self->info == Py_None ? 0 : PyBytes_GET_SIZE(self->info);
+    PyObject *extract = PyObject_CallMethodNoArgs(template, str_copy);
+    if (extract == NULL)
+        return NULL;
+    PyObject *fed = PyObject_CallMethodOneArg(extract, str_update, key_material);
+    PyObject *prk = fed == NULL ? NULL : PyObject_CallMethodNoArgs(extract, str_digest);
+    Py_XDECREF(fed);
+    Py_DECREF(extract);
+    if (prk == NULL)
+        return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, length);
+    PyObject *previous = NULL;
+    for (Py_ssize_t i = 1, at = 0; out != NULL && at < length; i++, at += size) {
+        Py_ssize_t carried = previous == NULL ? 0 : size;
+        PyObject *message = PyBytes_FromStringAndSize(NULL, carried + info + 1);
+        if (message == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        char *m = PyBytes_AS_STRING(message);
+        if (carried)
+            memcpy(m, PyBytes_AS_STRING(previous), carried);
+        if (info)
+            memcpy(m + carried, PyBytes_AS_STRING(self->info), info);
+        m[carried + info] = (char)i;
+        PyObject *args[3] = {prk, message, name};
+        PyObject *block = PyObject_Vectorcall(digest, args, 3, NULL);
+        Py_DECREF(message);
+        if (block != NULL && (!PyBytes_CheckExact(block) || PyBytes_GET_SIZE(block) != size)) {
+            PyErr_Format(PyExc_RuntimeError, "hmac_digest gave %R, not %zd bytes", Py_TYPE(block),
+                         size);
+            Py_CLEAR(block);
+        }
+        if (block == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        memcpy(PyBytes_AS_STRING(out) + at, PyBytes_AS_STRING(block),
+               length - at < size ? length - at : size);
+        Py_XSETREF(previous, block);
+    }
+    Py_XDECREF(previous);
+    Py_DECREF(prk);
+    return out;
 }
 
 static int
@@ -5097,17 +5166,20 @@ hkdf_derive(HkdfCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
         || self->used || self->maker == NULL)
         return slow(self, str_slow_derive, args, nargs, kwnames);
     self->used = 1;
-    PyObject *stack[4] = {self->algorithm, PyLong_FromSsize_t(self->length), self->salt,
-                          self->info};
-    if (stack[1] == NULL)
-        return NULL;
     PyObject *lane = Py_NewRef(self->lane);
-    PyObject *hkdf = PyObject_Vectorcall(self->maker, stack, 4, NULL);
-    Py_DECREF(stack[1]);
     PyObject *out = NULL;
-    if (hkdf != NULL) {
-        out = PyObject_CallMethodOneArg(hkdf, str_derive, args[0]);
-        Py_DECREF(hkdf);
+    if (self->unsalted != NULL) {
+        out = hkdf_unsalted(self, args[0]);
+    }
+    else {
+        PyObject *stack[4] = {self->algorithm, PyLong_FromSsize_t(self->length), self->salt,
+                              self->info};
+        PyObject *hkdf = stack[1] == NULL ? NULL : PyObject_Vectorcall(self->maker, stack, 4, NULL);
+        Py_XDECREF(stack[1]);
+        if (hkdf != NULL) {
+            out = PyObject_CallMethodOneArg(hkdf, str_derive, args[0]);
+            Py_DECREF(hkdf);
+        }
     }
     if (out != NULL) {
         /* The HMAC ops the Python path would count: the extract of the key material, then
@@ -5334,6 +5406,7 @@ PyInit__directpath(void)
     INTERN(str_finalize, "finalize");
     INTERN(str_verify, "verify");
     INTERN(str_copy, "copy");
+    INTERN(str_digest, "digest");
     INTERN(str_slow_init, "_init_slow");
     INTERN(str_slow_finalize, "_finalize_slow");
     INTERN(str_slow_verify, "_verify_slow");

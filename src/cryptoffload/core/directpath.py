@@ -1309,6 +1309,26 @@ def _hkdf_arguments(
     return algorithm, length, salt, info
 
 
+def _is_unsalted(unsalted: Any) -> bool:
+    return unsalted.__class__ is tuple and len(unsalted) == 3 and unsalted[2].__class__ is str
+
+
+def unsalted_hkdf(
+    unsalted: tuple, key_material: bytes, info: bytes, length: int, digest_size: int
+) -> bytes:
+    """HKDF with no salt (RFC 5869): the extract on a copy of the zero key's HMAC, then the
+    expand's blocks, each ``hmac_digest(prk, T(i-1) | info | i, name)``."""
+    template, hmac_digest, name = unsalted
+    extract = template.copy()
+    extract.update(key_material)
+    prk = extract.digest()
+    blocks, previous = [], b""
+    for i in range(1, -(-length // digest_size) + 1):
+        previous = hmac_digest(prk, previous + info + bytes((i,)), name)
+        blocks.append(previous)
+    return b"".join(blocks)[:length]
+
+
 class PureKeyedCopies:
     """``copies(algorithm)``: what ``make(algorithm)`` gives (a `cryptography` context keyed by
     ``algorithm.key``: CMAC's), as a copy of one made before under the same key and algorithm
@@ -1355,18 +1375,25 @@ class PureHkdfCore:
     the extract-then-expand makes are recorded as the Python path counts them.
 
     The subclass names in ``_direct_path`` ``(lanes, maker)``: ``lanes`` maps a hash's class to
-    (its HMAC's lane, its digest size), filled as the slow path makes HKDFs; ``maker`` is
-    `cryptography`'s HKDF. Construction takes this path for ``(algorithm, length, salt=None,
-    info=None, backend=None)`` (by position or keyword; no ``provider=``) when ``lanes`` knows
+    ``(lane, digest_size, unsalted)``: its HMAC's lane, its digest size and, for an HKDF with no
+    salt, None or ``(template, hmac_digest, name)``: Python's HMAC under the all-zero key (the
+    extract's key when there is no salt), ``_hashlib.hmac_digest`` and the hash's name there.
+    The slow path fills ``lanes`` as it makes HKDFs. ``maker`` is `cryptography`'s HKDF.
+    Construction takes this path for ``(algorithm, length, salt=None, info=None,
+    backend=None)`` (by position or keyword; no ``provider=``) when ``lanes`` knows
     the algorithm's class, the lane is a :class:`LaneCore` on which every size is software's
     whose provider is the one in force, ``length`` is an int from 0 to 255 digest sizes and
     ``salt`` and ``info`` are ``bytes`` or None; it sets ``_algorithm``, ``_length``, ``_salt``,
     ``_info``, ``_provider`` (None) and ``_used``. Else ``_init_slow(*args, **kwargs)``.
 
-    ``derive(key_material)`` with ``bytes``, once, on such an object: ``maker(algorithm,
-    length, salt, info).derive(key_material)``, then ``lane.tally`` of each HMAC op (the
-    extract, of the key material; per block i from 1, ``T(i-1) | info | i``), folding past
-    :data:`FOLD_AT`. Anything else goes to ``_derive_slow(key_material)``.
+    ``derive(key_material)`` with ``bytes``, once, on such an object: with no salt, a
+    ``length`` above 0 and ``unsalted``, the extract is a copy of ``template`` fed the key
+    material and the expand ``hmac_digest(prk, T(i-1) | info | i, name)`` per block (a
+    `cryptography` HKDF sets up the zero key's HMAC each time: this pays it once per hash);
+    otherwise ``maker(algorithm, length, salt, info).derive(key_material)``. Then
+    ``lane.tally`` of each HMAC op (the extract, of the key material; per block i from 1,
+    ``T(i-1) | info | i``), folding past :data:`FOLD_AT`. Anything else goes to
+    ``_derive_slow(key_material)``.
     """
 
     __slots__ = (
@@ -1378,6 +1405,7 @@ class PureHkdfCore:
         "_maker",
         "_provider",
         "_salt",
+        "_unsalted",
         "_used",
     )
 
@@ -1402,9 +1430,9 @@ class PureHkdfCore:
         ):
             return False
         entry = spec[0].get(algorithm.__class__)
-        if entry.__class__ is not tuple or len(entry) != 2:
+        if entry.__class__ is not tuple or len(entry) != 3:
             return False
-        lane, digest_size = entry
+        lane, digest_size, unsalted = entry
         if (
             not isinstance(lane, PureLaneCore)
             or lane.direct_below != -1
@@ -1417,6 +1445,7 @@ class PureHkdfCore:
         self._algorithm, self._length, self._salt, self._info = algorithm, length, salt, info
         self._provider, self._used = None, False
         self._lane, self._digest_size, self._maker = lane, digest_size, spec[1]
+        self._unsalted = unsalted if salt is None and length and _is_unsalted(unsalted) else None
         return True
 
     def derive(self, key_material: bytes) -> bytes:
@@ -1425,9 +1454,14 @@ class PureHkdfCore:
             return self._derive_slow(key_material)  # type: ignore[attr-defined]
         self._used = True
         lane = self._lane
-        out = self._maker(self._algorithm, self._length, self._salt, self._info).derive(
-            key_material
-        )
+        if self._unsalted is not None:
+            out = unsalted_hkdf(
+                self._unsalted, key_material, self._info or b"", self._length, self._digest_size
+            )
+        else:
+            out = self._maker(self._algorithm, self._length, self._salt, self._info).derive(
+                key_material
+            )
         info = len(self._info) if self._info is not None else 0
         blocks = -(-self._length // self._digest_size)
         lane.tally(len(key_material))
