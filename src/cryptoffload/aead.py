@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import aead as _aead
 
 from cryptoffload._buffers import disjoint_input, refuse_overlap
-from cryptoffload.core import asyncio_lane, validate
-from cryptoffload.core.adaptive import SOFTWARE as _SOFTWARE_PATH
-from cryptoffload.core.adaptive import Adaptive
+from cryptoffload.blocks._lazy import LazyModule
+from cryptoffload.core import validate
 from cryptoffload.core.directpath import AeadCore, CcmCheck, own_methods
 from cryptoffload.core.lane import SAMPLE_NOW
 from cryptoffload.core.names import aes_name
@@ -21,6 +20,12 @@ from cryptoffload.core.ops import AeadIntoOp, AeadOp
 from cryptoffload.core.provider import Lane, Provider, checked_provider, unbound_lane
 from cryptoffload.devicekey import DeviceKey
 from cryptoffload.dmabuffer import as_plain, claimed, involved
+
+if TYPE_CHECKING:
+    from cryptoffload.core.adaptive import Adaptive
+
+#: The asyncio helpers: loaded by the first ``*_async`` call (their import is a start-up cost).
+asyncio_lane = LazyModule("cryptoffload.core.asyncio_lane")
 
 _AEAD_MAX = validate.AEAD_MAX
 
@@ -368,7 +373,7 @@ class _Timed:
         clock = self._adaptive.clock
         start = clock()
         out = call(*args)
-        self._adaptive.record(self._n, _SOFTWARE_PATH, clock() - start, False)
+        self._adaptive.record(self._n, self._adaptive.SOFTWARE, clock() - start, False)
         return out
 
     def encrypt(self, *args: Any) -> Any:

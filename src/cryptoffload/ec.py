@@ -28,10 +28,14 @@ from cryptography.hazmat.primitives.asymmetric.ec import (
 
 from cryptoffload._keys import PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload._numbers import Numbers, unwrap
+from cryptoffload.blocks._lazy import LazyModule
 from cryptoffload.blocks.curves import by_cryptography, short_name
-from cryptoffload.core import asyncio_lane, validate
+from cryptoffload.core import validate
 from cryptoffload.core.ops import EcdhOp, EcdsaOp
 from cryptoffload.core.provider import Provider, resolve
+
+#: The asyncio helpers: loaded by the first ``*_async`` call (their import is a start-up cost).
+asyncio_lane = LazyModule("cryptoffload.core.asyncio_lane")
 
 __all__ = [
     "ECDH",

@@ -33,12 +33,16 @@ from cryptography.hazmat.primitives.hashes import XOFHash as _OpenSSLXOFHash
 
 from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import StreamContext, engine_gathering
-from cryptoffload.core import asyncio_lane, validate
+from cryptoffload.blocks._lazy import LazyModule
+from cryptoffload.core import validate
 from cryptoffload.core.directpath import Gathered, direct_construction, own_methods
 from cryptoffload.core.names import HASH_CLASSES, HASHLIB, XOF_NAMES, hash_name
 from cryptoffload.core.ops import HashOp
 from cryptoffload.core.provider import Provider, checked_provider, resolve
 from cryptoffload.dmabuffer import as_plain, claimed, lease_of
+
+#: The asyncio helpers: loaded by the first ``*_async`` call (their import is a start-up cost).
+asyncio_lane = LazyModule("cryptoffload.core.asyncio_lane")
 
 __all__ = [
     "MD5",

@@ -11,12 +11,16 @@ from cryptography.hazmat.primitives.hashes import HashAlgorithm, HashContext
 
 from cryptoffload._digest import DirectDigest
 from cryptoffload._stream import MacContext, engine_gathering
-from cryptoffload.core import asyncio_lane, validate
+from cryptoffload.blocks._lazy import LazyModule
+from cryptoffload.core import validate
 from cryptoffload.core.directpath import Gathered, direct_construction, own_methods
 from cryptoffload.core.names import HASH_NAMES, XOF_NAMES, hash_name
 from cryptoffload.core.ops import MacOp
 from cryptoffload.core.provider import Provider, checked_provider, resolve
 from cryptoffload.hashes import _BY_CLASS as _HASH_CLASSES
+
+#: The asyncio helpers: loaded by the first ``*_async`` call (their import is a start-up cost).
+asyncio_lane = LazyModule("cryptoffload.core.asyncio_lane")
 
 __all__ = ["HMAC", "digest_async", "digest_many"]
 

@@ -21,10 +21,14 @@ from cryptography.hazmat.primitives.asymmetric.utils import NoDigestInfo, Prehas
 from cryptoffload._keys import _OFFERED, PrivateKey, PublicKey, check_hash, digest_for
 from cryptoffload._numbers import Numbers, unwrap
 from cryptoffload.blocks import pkcs1
-from cryptoffload.core import asyncio_lane, validate
+from cryptoffload.blocks._lazy import LazyModule
+from cryptoffload.core import validate
 from cryptoffload.core.ops import RsaOp
 from cryptoffload.core.provider import Provider, resolve
 from cryptoffload.errors import OffloadRequired
+
+#: The asyncio helpers: loaded by the first ``*_async`` call (their import is a start-up cost).
+asyncio_lane = LazyModule("cryptoffload.core.asyncio_lane")
 
 __all__ = [
     "AsymmetricPadding",

@@ -155,6 +155,10 @@ class Adaptive:
     threshold moves.
     """
 
+    #: The paths' indices (``record``'s second argument), for callers that do not import
+    #: this module until adaptive routing is on.
+    ENGINE, SOFTWARE = ENGINE, SOFTWARE
+
     def __init__(
         self,
         settings: AdaptiveSettings,

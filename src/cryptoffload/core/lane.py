@@ -11,10 +11,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cryptoffload.core._log import log
-from cryptoffload.core.adaptive import ENGINE, Adaptive
-from cryptoffload.core.adaptive import SOFTWARE as _SOFTWARE_PATH
 from cryptoffload.core.counters import FOLD_AT, Cell
-from cryptoffload.core.crosscheck import Check, Sampled
 from cryptoffload.core.directpath import CURRENT, DEFAULT_BOX, LaneCore, note_using
 from cryptoffload.core.ops import CHECK_FAILURES, Op, is_answer
 from cryptoffload.core.validate import validate_op
@@ -24,7 +21,9 @@ from cryptoffload.engines.software import SoftwareEngine
 from cryptoffload.errors import OffloadRequired, Unavailable
 
 if TYPE_CHECKING:
+    from cryptoffload.core.adaptive import Adaptive
     from cryptoffload.core.counters import Counters
+    from cryptoffload.core.crosscheck import Check, Sampled
     from cryptoffload.core.policy import Policy
     from cryptoffload.engines.base import Capabilities
 
@@ -243,6 +242,8 @@ class Lane(LaneCore):
         settings = policy.adaptive
         open_routes = [r for r in routes if not r.denied]
         if settings is not None and open_routes and not self.required:
+            from cryptoffload.core.adaptive import Adaptive  # here: off unless a policy asks
+
             self.adaptive = Adaptive(
                 settings,
                 min(r.low for r in open_routes),
@@ -634,7 +635,7 @@ class Lane(LaneCore):
             result = self._offer(op, size, declines, sample)
             if result is not _MISSED:
                 if due:
-                    adaptive.record(size, ENGINE, clock() - start, sample)
+                    adaptive.record(size, adaptive.ENGINE, clock() - start, sample)
                 return result
             due = sample = False  # no engine measured: software answers, untimed
         elif sample:  # software, measured on an op of the engines' sizes
@@ -645,12 +646,12 @@ class Lane(LaneCore):
             start = clock() if due else 0
             result = self._kept(op, size)
             if due:
-                adaptive.record(size, _SOFTWARE_PATH, clock() - start, False)
+                adaptive.record(size, adaptive.SOFTWARE, clock() - start, False)
             return result
         start = clock() if due else 0
         result = self.software_answer(op, declines)
         if due:
-            adaptive.record(size, _SOFTWARE_PATH, clock() - start, sample)
+            adaptive.record(size, adaptive.SOFTWARE, clock() - start, sample)
         return result
 
     def run_batch(self, ops: Sequence[Op]) -> list[Any]:
@@ -797,6 +798,8 @@ def _sampled(provider: Provider, route: _Route, alg: str) -> Sampled:
     """``route``'s engine with one result in 1 / ``provider.cross_check`` redone in software; a
     mismatch disables the route (the engine for ``alg``), is counted and logged, and software
     (or the next engine) answers that op."""
+    from cryptoffload.core.crosscheck import Sampled  # here: cross-checking is off by default
+
     engine = route.engine
 
     def on_mismatch(op: Op, check: Check) -> None:

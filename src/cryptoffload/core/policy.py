@@ -6,10 +6,12 @@ import fnmatch
 import functools
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptoffload.core.adaptive import AdaptiveSettings
 from cryptoffload.core.names import all_algorithms
+
+if TYPE_CHECKING:
+    from cryptoffload.core.adaptive import AdaptiveSettings
 
 ENV_VAR = "CRYPTOFFLOAD_POLICY"
 
@@ -97,6 +99,15 @@ def _check_engines(engines: Mapping[str, Mapping[str, Any]] | None) -> dict[str,
             "exclude": _check_names(f"{where}.exclude", section.get("exclude")),
         }
     return out
+
+
+def _adaptive_settings(value: Any) -> AdaptiveSettings | None:
+    """``AdaptiveSettings.parse(value)``; the module is loaded only when routing is asked for."""
+    if value is None or value is False:
+        return None
+    from cryptoffload.core.adaptive import AdaptiveSettings  # here: off by default
+
+    return AdaptiveSettings.parse(value)
 
 
 def _first_match(patterns: Iterable[str], alg: str) -> str | None:
@@ -205,7 +216,7 @@ class Policy:
         calibration: Mapping[str, Any] | None = None,
         adaptive: bool | Mapping[str, Any] | AdaptiveSettings | None = None,
     ) -> None:
-        self.adaptive = AdaptiveSettings.parse(adaptive)
+        self.adaptive = _adaptive_settings(adaptive)
         self.min_size = _check_sizes("min_size", min_size)
         self.max_size = _check_sizes("max_size", max_size)
         self.require = _check_names("require", require)

@@ -9,7 +9,7 @@ from typing import Any
 from cryptography.exceptions import InvalidTag, UnsupportedAlgorithm, _Reasons
 from cryptography.hazmat.primitives.keywrap import InvalidUnwrap
 
-from cryptoffload.blocks import ivs, pkcs1
+from cryptoffload.blocks import ivs
 from cryptoffload.blocks._gmp import gmp
 from cryptoffload.blocks._lazy import LazyModule
 from cryptoffload.core.names import (
@@ -26,6 +26,8 @@ from cryptoffload.devicekey import DeviceKey
 
 #: RSA paddings: loaded at the first RSA operation (its import is a start-up cost).
 padding = LazyModule("cryptography.hazmat.primitives.asymmetric.padding")
+#: RSA's padding rules: loaded at the first RSA operation too.
+pkcs1 = LazyModule("cryptoffload.blocks.pkcs1")
 
 AES_KEY_SIZES = (16, 24, 32)
 GCM_TAG_SIZES = frozenset({4, 8, 12, 13, 14, 15, 16})

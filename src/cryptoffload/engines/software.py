@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.ciphers.aead import (
 from cryptography.hazmat.primitives.poly1305 import Poly1305
 
 from cryptoffload import modes
-from cryptoffload.blocks import pkcs1
+from cryptoffload.blocks._lazy import LazyModule
 from cryptoffload.core.names import CIPHER_CLASSES, HASH_NAMES, XOF_NAMES, all_algorithms
 from cryptoffload.core.ops import Op
 from cryptoffload.devicekey import DeviceKey
@@ -33,6 +33,9 @@ from cryptoffload.engines._extensions import load_extension
 from cryptoffload.engines._kept import MAKE_CONTEXT, CarriedContexts, KeyedObjects, carries
 from cryptoffload.engines.base import Capabilities
 from cryptoffload.errors import NoResult, Unavailable
+
+#: RSA's padding rules and raw exponentiation: loaded by the first RSA op (a start-up cost).
+pkcs1 = LazyModule("cryptoffload.blocks.pkcs1")
 
 #: CPU flags that OpenSSL uses for the algorithms here, as /proc/cpuinfo names them.
 _CRYPTO_FLAGS = (
