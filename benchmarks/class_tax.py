@@ -48,8 +48,8 @@ def cases() -> dict[str, tuple[Callable[[], object], Callable[[], object]]]:
 
         return op
 
-    def hkdf_of(kdf, hashes):
-        return lambda: kdf.HKDF(hashes.SHA256(), 32, None, b"info").derive(KEY32)
+    def hkdf_of(kdf, hashes, salt=None):
+        return lambda: kdf.HKDF(hashes.SHA256(), 32, salt, b"info").derive(KEY32)
 
     def hmac_of(module, hashes):
         def op():
@@ -62,6 +62,10 @@ def cases() -> dict[str, tuple[Callable[[], object], Callable[[], object]]]:
     return {
         "cmac-aes-128 64 B": (cmac_of(our_cmac), cmac_of(their_cmac)),
         "hkdf-sha256 32 B": (hkdf_of(our_hkdf, our_hashes), hkdf_of(their_hkdf, their_hashes)),
+        "hkdf-sha256 32 B, salted": (
+            hkdf_of(our_hkdf, our_hashes, KEY16),
+            hkdf_of(their_hkdf, their_hashes, KEY16),
+        ),
         "hmac-sha256 64 B": (hmac_of(our_hmac, our_hashes), hmac_of(their_hmac, their_hashes)),
         "aes-128-gcm 1400 B decrypt": (
             lambda: ours_gcm.decrypt(NONCE, sealed, None),
