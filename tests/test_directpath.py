@@ -1294,10 +1294,10 @@ def test_hkdf_derives_with_cryptographys_and_records_each_hmac_op(core, in_force
 
 
 @pytest.mark.parametrize("core", HKDF_CORES)
-def test_hkdf_with_no_salt_runs_on_the_zero_keys_hmac_copied_and_gives_cryptographys_key(
+def test_hkdf_runs_on_pythons_hmac_where_the_entry_has_it_and_gives_cryptographys_key(
     core, in_force
 ):
-    from _hashlib import hmac_digest, hmac_new
+    from _hashlib import hmac_new
 
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -1305,26 +1305,29 @@ def test_hkdf_with_no_salt_runs_on_the_zero_keys_hmac_copied_and_gives_cryptogra
     twin = TWINS[0].values[0] if core is directpath.PureHkdfCore else TWINS[-1].values[0]
     lane = digest_lane(twin, in_force)
     cls = hkdf_class(core, lane)
-    unsalted = (hmac_new(b"", digestmod="sha256"), hmac_digest, "sha256")
-    cls._direct_path[0][Algorithm] = (lane, 32, unsalted)
+    cls._direct_path[0][Algorithm] = (lane, 32, (hmac_new, "sha256"))
     algorithm = Algorithm()
     FakeHkdf.made = []
-    for length, info in [(70, b"info"), (32, None), (1, b""), (255 * 32, b"i" * 300)]:
-        expected = HKDF(hashes.SHA256(), length, None, info).derive(b"ikm")
-        assert cls(algorithm, length, None, info).derive(b"ikm") == expected
+    for length, salt, info in [
+        (70, None, b"info"),
+        (32, None, None),
+        (1, b"", b""),
+        (33, b"salt", b"info"),
+        (255 * 32, bytes(200), b"i" * 300),  # a salt longer than SHA-256's block
+    ]:
+        expected = HKDF(hashes.SHA256(), length, salt, info).derive(b"ikm")
+        assert cls(algorithm, length, salt, info).derive(b"ikm") == expected
     assert FakeHkdf.made == []  # cryptography's HKDF was not made
     lane.tally_q.drain()
     assert cls(algorithm, 70, info=b"info").derive(b"ikm") == HKDF(
         hashes.SHA256(), 70, None, b"info"
     ).derive(b"ikm")
     assert lane.tally_q.drain() == [3, 5, 37, 37]  # counted as the maker's path counts
-    # A salt, or a length of 0: cryptography's HKDF (the maker), as before.
-    assert cls(algorithm, 16, b"salt", None).derive(b"ikm") == b"K" * 16
+    # A length of 0, or an entry whose HMAC is not a (hmac_new, name) pair: the maker.
     assert cls(algorithm, 0, None, None).derive(b"ikm") == b""
-    assert FakeHkdf.made == [(algorithm, 16, b"salt", None), (algorithm, 0, None, None)]
-    # An entry whose no-salt pieces are not a (template, digest, name) triple: the maker.
-    cls._direct_path[0][Algorithm] = (lane, 32, ("not", "a triple"))
-    assert cls(algorithm, 16, None, None).derive(b"ikm") == b"K" * 16
+    cls._direct_path[0][Algorithm] = (lane, 32, ("not", "a pair", "at all"))
+    assert cls(algorithm, 16, b"salt", None).derive(b"ikm") == b"K" * 16
+    assert FakeHkdf.made == [(algorithm, 0, None, None), (algorithm, 16, b"salt", None)]
 
 
 @pytest.mark.parametrize("core", HKDF_CORES)

@@ -4894,8 +4894,8 @@ static PyTypeObject KeyedCopiesType = {
 
 /* cryptoffload.directpath.PureHkdfCore is its twin and documents the contract. The subclass
  * names in `_direct_path` (lanes, maker): `lanes` maps a hash's class to (software-only lane of its
- * HMAC, digest size, unsalted): unsalted is None or (Python's HMAC under the zero key,
- * _hashlib.hmac_digest, the hash's name); `maker` is cryptography's HKDF. */
+ * HMAC, digest size, python_hmac): python_hmac is None or (_hashlib.hmac_new, the hash's name);
+ * `maker` is cryptography's HKDF. */
 
 typedef struct {
     PyObject_HEAD
@@ -4905,7 +4905,7 @@ typedef struct {
     PyObject *provider;  /* _provider */
     PyObject *lane;      /* set by the direct construction only: the HMAC's lane */
     PyObject *maker;
-    PyObject *unsalted;  /* (template, hmac_digest, name) for an HKDF with no salt, or NULL */
+    PyObject *hmac;      /* (hmac_new, name): the HMACs made here, or NULL: the maker's */
     Py_ssize_t length;   /* _length */
     Py_ssize_t digest_size;
     char used;           /* _used */
@@ -4920,7 +4920,7 @@ hkdf_traverse(HkdfCore *self, visitproc visit, void *arg)
     Py_VISIT(self->provider);
     Py_VISIT(self->lane);
     Py_VISIT(self->maker);
-    Py_VISIT(self->unsalted);
+    Py_VISIT(self->hmac);
     return 0;
 }
 
@@ -4933,7 +4933,7 @@ hkdf_clear(HkdfCore *self)
     Py_CLEAR(self->provider);
     Py_CLEAR(self->lane);
     Py_CLEAR(self->maker);
-    Py_CLEAR(self->unsalted);
+    Py_CLEAR(self->hmac);
     return 0;
 }
 
@@ -5031,36 +5031,53 @@ hkdf_make(HkdfCore *self, PyObject *slots[H_PARAMS])
     self->length = n;
     self->digest_size = digest_size;
     self->used = 0;
-    PyObject *unsalted = PyTuple_GET_ITEM(entry, 2);
-    if (salt == Py_None && n > 0 && PyTuple_CheckExact(unsalted) && PyTuple_GET_SIZE(unsalted) == 3
-        && PyUnicode_CheckExact(PyTuple_GET_ITEM(unsalted, 2)))
-        Py_XSETREF(self->unsalted, Py_NewRef(unsalted));
+    PyObject *hmac = PyTuple_GET_ITEM(entry, 2);
+    if (n > 0 && PyTuple_CheckExact(hmac) && PyTuple_GET_SIZE(hmac) == 2
+        && PyUnicode_CheckExact(PyTuple_GET_ITEM(hmac, 1)))
+        Py_XSETREF(self->hmac, Py_NewRef(hmac));
     else
-        Py_CLEAR(self->unsalted);
+        Py_CLEAR(self->hmac);
     return 1;
 }
 
-/* HKDF with no salt (RFC 5869): the extract on a copy of the zero key's HMAC, fed the key
- * material, then the expand, block i = hmac_digest(prk, T(i-1) | info | i, name). */
+/* HMAC(key, message) by Python's HMAC: hmac_new(key, message, name).digest(), which must be
+ * `size` bytes. */
 static PyObject *
-hkdf_unsalted(HkdfCore *self, PyObject *key_material)
+hkdf_hmac(PyObject *hmac_new, PyObject *name, PyObject *key, PyObject *message, Py_ssize_t size)
 {
-    PyObject *template = PyTuple_GET_ITEM(self->unsalted, 0);
-    PyObject *digest = PyTuple_GET_ITEM(self->unsalted, 1);
-    PyObject *name = PyTuple_GET_ITEM(self->unsalted, 2);
+    PyObject *args[3] = {key, message, name};
+    PyObject *mac = PyObject_Vectorcall(hmac_new, args, 3, NULL);
+    if (mac == NULL)
+        return NULL;
+    PyObject *out = PyObject_CallMethodNoArgs(mac, str_digest);
+    Py_DECREF(mac);
+    if (out != NULL && (!PyBytes_CheckExact(out) || PyBytes_GET_SIZE(out) != size)) {
+        PyErr_Format(PyExc_RuntimeError, "HMAC gave %R, not %zd bytes", Py_TYPE(out), size);
+        Py_CLEAR(out);
+    }
+    return out;
+}
+
+/* HKDF (RFC 5869) on Python's HMAC: the extract HMAC(salt, key material) (no salt: the all-zero
+ * key, the same key to HMAC as b""), then the expand, block i = HMAC(prk, T(i-1) | info | i). */
+static PyObject *
+hkdf_python(HkdfCore *self, PyObject *key_material)
+{
+    PyObject *hmac_new = PyTuple_GET_ITEM(self->hmac, 0);
+    PyObject *name = PyTuple_GET_ITEM(self->hmac, 1);
     Py_ssize_t size = self->digest_size, length = self->length;
-    if (self->info != Py_None && !PyBytes_CheckExact(self->info)) {
-        PyErr_SetString(PyExc_TypeError, "info must be bytes or None");
+    if ((self->info != Py_None && !PyBytes_CheckExact(self->info))
+        || (self->salt != Py_None && !PyBytes_CheckExact(self->salt))) {
+        PyErr_SetString(PyExc_TypeError, "salt and info must be bytes or None");
         return NULL;
     }
     Py_ssize_t info = self->info == Py_None ? 0 : PyBytes_GET_SIZE(self->info);
-    PyObject *extract = PyObject_CallMethodNoArgs(template, str_copy);
-    if (extract == NULL)
+    PyObject *salt = self->salt == Py_None ? PyBytes_FromStringAndSize(NULL, 0)
+                                           : Py_NewRef(self->salt);
+    if (salt == NULL)
         return NULL;
-    PyObject *fed = PyObject_CallMethodOneArg(extract, str_update, key_material);
-    PyObject *prk = fed == NULL ? NULL : PyObject_CallMethodNoArgs(extract, str_digest);
-    Py_XDECREF(fed);
-    Py_DECREF(extract);
+    PyObject *prk = hkdf_hmac(hmac_new, name, salt, key_material, size);
+    Py_DECREF(salt);
     if (prk == NULL)
         return NULL;
     PyObject *out = PyBytes_FromStringAndSize(NULL, length);
@@ -5078,14 +5095,8 @@ hkdf_unsalted(HkdfCore *self, PyObject *key_material)
         if (info)
             memcpy(m + carried, PyBytes_AS_STRING(self->info), info);
         m[carried + info] = (char)i;
-        PyObject *args[3] = {prk, message, name};
-        PyObject *block = PyObject_Vectorcall(digest, args, 3, NULL);
+        PyObject *block = hkdf_hmac(hmac_new, name, prk, message, size);
         Py_DECREF(message);
-        if (block != NULL && (!PyBytes_CheckExact(block) || PyBytes_GET_SIZE(block) != size)) {
-            PyErr_Format(PyExc_RuntimeError, "hmac_digest gave %R, not %zd bytes", Py_TYPE(block),
-                         size);
-            Py_CLEAR(block);
-        }
         if (block == NULL) {
             Py_CLEAR(out);
             break;
@@ -5168,8 +5179,8 @@ hkdf_derive(HkdfCore *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     self->used = 1;
     PyObject *lane = Py_NewRef(self->lane);
     PyObject *out = NULL;
-    if (self->unsalted != NULL) {
-        out = hkdf_unsalted(self, args[0]);
+    if (self->hmac != NULL) {
+        out = hkdf_python(self, args[0]);
     }
     else {
         PyObject *stack[4] = {self->algorithm, PyLong_FromSsize_t(self->length), self->salt,

@@ -1309,22 +1309,29 @@ def _hkdf_arguments(
     return algorithm, length, salt, info
 
 
-def _is_unsalted(unsalted: Any) -> bool:
-    return unsalted.__class__ is tuple and len(unsalted) == 3 and unsalted[2].__class__ is str
+def _is_python_hmac(python_hmac: Any) -> bool:
+    return (
+        python_hmac.__class__ is tuple and len(python_hmac) == 2 and python_hmac[1].__class__ is str
+    )
 
 
-def unsalted_hkdf(
-    unsalted: tuple, key_material: bytes, info: bytes, length: int, digest_size: int
+def python_hkdf(
+    python_hmac: tuple,
+    key_material: bytes,
+    salt: bytes | None,
+    info: bytes | None,
+    length: int,
+    digest_size: int,
 ) -> bytes:
-    """HKDF with no salt (RFC 5869): the extract on a copy of the zero key's HMAC, then the
-    expand's blocks, each ``hmac_digest(prk, T(i-1) | info | i, name)``."""
-    template, hmac_digest, name = unsalted
-    extract = template.copy()
-    extract.update(key_material)
-    prk = extract.digest()
+    """HKDF (RFC 5869) on Python's HMAC, ``python_hmac = (hmac_new, name)``: the extract
+    ``HMAC(salt, key_material)`` (no salt: the all-zero key, which HMAC's padding makes the same
+    key as ``b""``), then the expand's blocks ``T(i) = HMAC(prk, T(i-1) | info | i)``."""
+    hmac_new, name = python_hmac
+    prk = hmac_new(b"" if salt is None else salt, key_material, name).digest()
+    info = info or b""
     blocks, previous = [], b""
     for i in range(1, -(-length // digest_size) + 1):
-        previous = hmac_digest(prk, previous + info + bytes((i,)), name)
+        previous = hmac_new(prk, previous + info + bytes((i,)), name).digest()
         blocks.append(previous)
     return b"".join(blocks)[:length]
 
@@ -1375,10 +1382,9 @@ class PureHkdfCore:
     the extract-then-expand makes are recorded as the Python path counts them.
 
     The subclass names in ``_direct_path`` ``(lanes, maker)``: ``lanes`` maps a hash's class to
-    ``(lane, digest_size, unsalted)``: its HMAC's lane, its digest size and, for an HKDF with no
-    salt, None or ``(template, hmac_digest, name)``: Python's HMAC under the all-zero key (the
-    extract's key when there is no salt), ``_hashlib.hmac_digest`` and the hash's name there.
-    The slow path fills ``lanes`` as it makes HKDFs. ``maker`` is `cryptography`'s HKDF.
+    ``(lane, digest_size, python_hmac)``: its HMAC's lane, its digest size and None or
+    ``(hmac_new, name)``, Python's HMAC (``_hashlib.hmac_new``) and the hash's name there. The
+    slow path fills ``lanes`` as it makes HKDFs. ``maker`` is `cryptography`'s HKDF.
     Construction takes this path for ``(algorithm, length, salt=None, info=None,
     backend=None)`` (by position or keyword; no ``provider=``) when ``lanes`` knows
     the algorithm's class, the lane is a :class:`LaneCore` on which every size is software's
@@ -1386,11 +1392,10 @@ class PureHkdfCore:
     ``salt`` and ``info`` are ``bytes`` or None; it sets ``_algorithm``, ``_length``, ``_salt``,
     ``_info``, ``_provider`` (None) and ``_used``. Else ``_init_slow(*args, **kwargs)``.
 
-    ``derive(key_material)`` with ``bytes``, once, on such an object: with no salt, a
-    ``length`` above 0 and ``unsalted``, the extract is a copy of ``template`` fed the key
-    material and the expand ``hmac_digest(prk, T(i-1) | info | i, name)`` per block (a
-    `cryptography` HKDF sets up the zero key's HMAC each time: this pays it once per hash);
-    otherwise ``maker(algorithm, length, salt, info).derive(key_material)``. Then
+    ``derive(key_material)`` with ``bytes``, once, on such an object: with ``python_hmac`` and a
+    ``length`` above 0, :func:`python_hkdf` (each HMAC one ``hmac_new(key, message,
+    name).digest()``, which costs less than `cryptography`'s HKDF's own); otherwise
+    ``maker(algorithm, length, salt, info).derive(key_material)``. Then
     ``lane.tally`` of each HMAC op (the extract, of the key material; per block i from 1,
     ``T(i-1) | info | i``), folding past :data:`FOLD_AT`. Anything else goes to
     ``_derive_slow(key_material)``.
@@ -1399,13 +1404,13 @@ class PureHkdfCore:
     __slots__ = (
         "_algorithm",
         "_digest_size",
+        "_hmac",
         "_info",
         "_lane",
         "_length",
         "_maker",
         "_provider",
         "_salt",
-        "_unsalted",
         "_used",
     )
 
@@ -1432,7 +1437,7 @@ class PureHkdfCore:
         entry = spec[0].get(algorithm.__class__)
         if entry.__class__ is not tuple or len(entry) != 3:
             return False
-        lane, digest_size, unsalted = entry
+        lane, digest_size, python_hmac = entry
         if (
             not isinstance(lane, PureLaneCore)
             or lane.direct_below != -1
@@ -1445,7 +1450,7 @@ class PureHkdfCore:
         self._algorithm, self._length, self._salt, self._info = algorithm, length, salt, info
         self._provider, self._used = None, False
         self._lane, self._digest_size, self._maker = lane, digest_size, spec[1]
-        self._unsalted = unsalted if salt is None and length and _is_unsalted(unsalted) else None
+        self._hmac = python_hmac if length and _is_python_hmac(python_hmac) else None
         return True
 
     def derive(self, key_material: bytes) -> bytes:
@@ -1454,9 +1459,9 @@ class PureHkdfCore:
             return self._derive_slow(key_material)  # type: ignore[attr-defined]
         self._used = True
         lane = self._lane
-        if self._unsalted is not None:
-            out = unsalted_hkdf(
-                self._unsalted, key_material, self._info or b"", self._length, self._digest_size
+        if self._hmac is not None:
+            out = python_hkdf(
+                self._hmac, key_material, self._salt, self._info, self._length, self._digest_size
             )
         else:
             out = self._maker(self._algorithm, self._length, self._salt, self._info).derive(

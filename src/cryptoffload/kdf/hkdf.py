@@ -8,7 +8,7 @@ from cryptography.hazmat.primitives.hashes import HashAlgorithm
 from cryptography.hazmat.primitives.kdf import KeyDerivationFunction
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF as _OpenSSLHKDF
 
-from cryptoffload.core.directpath import HkdfCore, direct_construction, own_methods, unsalted_hkdf
+from cryptoffload.core.directpath import HkdfCore, direct_construction, own_methods, python_hkdf
 from cryptoffload.core.names import HASH_NAMES, XOF_NAMES
 from cryptoffload.core.provider import Provider, checked_provider, resolve
 from cryptoffload.hashes import _BY_CLASS as _HASH_CLASSES
@@ -27,8 +27,8 @@ class HKDF(HkdfCore):
     provider."""
 
     __slots__ = ()
-    #: The direct path's (see PureHkdfCore): hash class -> (its HMAC's lane, digest size, the
-    #: no-salt HKDF's pieces or None), filled by :meth:`_init_slow`; `cryptography`'s HKDF.
+    #: The direct path's (see PureHkdfCore): hash class -> (its HMAC's lane, digest size, Python's
+    #: HMAC for it or None), filled by :meth:`_init_slow`; `cryptography`'s HKDF.
     _direct_path = ({}, _OpenSSLHKDF)
     derive_into = OneShotKDF.derive_into
     verify = OneShotKDF.verify
@@ -64,7 +64,7 @@ class HKDF(HkdfCore):
                 _OpenSSLHKDF(algorithm, length, self._salt, self._info)
             except Exception:
                 return
-            self._direct_path[0][cls] = (lane, algorithm.digest_size, _unsalted(algorithm))
+            self._direct_path[0][cls] = (lane, algorithm.digest_size, _python_hmac(algorithm))
 
     def _derive_slow(self, key_material: bytes) -> bytes:
         return OneShotKDF.derive(self, key_material)
@@ -123,25 +123,27 @@ own_methods(HKDF)
 KeyDerivationFunction.register(HKDFExpand)
 
 
-def _unsalted(algorithm: HashAlgorithm) -> tuple[Any, Any, str] | None:
-    """The direct path's pieces for an HKDF of ``algorithm`` with no salt: (Python's HMAC under
-    the all-zero key, ``_hashlib.hmac_digest``, the hash's name there); None where Python's
-    OpenSSL lacks the hash, or where they do not give `cryptography`'s answer (checked here,
-    once per hash, on a derivation of three blocks)."""
-    name = HASH_NAMES.get(_HASH_CLASSES.get(algorithm.__class__, ""))
-    if name is None or _HASH_CLASSES[algorithm.__class__] in XOF_NAMES:
+def _python_hmac(algorithm: HashAlgorithm) -> tuple[Any, str] | None:
+    """The direct path's HMAC for an HKDF of ``algorithm``: (``_hashlib.hmac_new``, the hash's
+    name there), whose HMACs cost less than `cryptography`'s HKDF's own; None where Python's
+    OpenSSL lacks the hash, or where it does not give `cryptography`'s answer (checked here,
+    once per hash, on derivations of three blocks with a salt and without)."""
+    ours = _HASH_CLASSES.get(algorithm.__class__)
+    if ours is None or ours in XOF_NAMES or ours not in HASH_NAMES:
         return None
     try:
-        from _hashlib import hmac_digest, hmac_new
+        from _hashlib import hmac_new
 
-        # The all-zero key of the hash's size: HMAC pads a key with zeros, so b"" is the same key.
-        unsalted = (hmac_new(b"", digestmod=name), hmac_digest, name)
+        python_hmac = (hmac_new, HASH_NAMES[ours])
         length = 2 * algorithm.digest_size + 1
-        ours = unsalted_hkdf(unsalted, b"key material", b"info", length, algorithm.digest_size)
-        theirs = _OpenSSLHKDF(algorithm, length, None, b"info").derive(b"key material")
+        for salt in (None, b"salt"):
+            mine = python_hkdf(python_hmac, b"ikm", salt, b"info", length, algorithm.digest_size)
+            theirs = _OpenSSLHKDF(algorithm, length, salt, b"info").derive(b"ikm")
+            if mine != theirs:
+                return None
     except Exception:  # no such hash in Python's OpenSSL (or none at all): cryptography's HKDF
         return None
-    return unsalted if ours == theirs else None
+    return python_hmac
 
 
 def _check_length(algorithm: Any, length: int) -> None:
