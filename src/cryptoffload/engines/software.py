@@ -540,25 +540,24 @@ def _other_aead(op: Any) -> bytes:
 _hashlib: Any = None
 _hmac: Any = None
 #: hashlib's named constructors (OpenSSL's), called without hashlib.new's lookup per op; and
-#: what hmac.digest calls for a hash OpenSSL has, without hmac.digest's own frame; and what
-#: hmac.new calls. All filled with the modules above.
+#: what hmac.new calls for a hash OpenSSL has, without hmac.new's own frame. All filled with the
+#: modules above.
 _HASH_CONSTRUCTORS: dict[str, Any] = {}
-_hmac_digest: Any = None
 _hmac_new: Any = None
 _UnsupportedDigest: Any = ()
 
 
 def _load_stdlib() -> None:
-    global _hashlib, _hmac, _hmac_digest, _hmac_new, _UnsupportedDigest
+    global _hashlib, _hmac, _hmac_new, _UnsupportedDigest
     import hashlib
     import hmac
 
     try:
-        from _hashlib import UnsupportedDigestmodError, hmac_digest, hmac_new
+        from _hashlib import UnsupportedDigestmodError, hmac_new
     except ImportError:  # a Python without OpenSSL's hashlib: hmac.digest
         pass
     else:
-        _hmac_digest, _hmac_new = hmac_digest, hmac_new
+        _hmac_new = hmac_new
         _UnsupportedDigest = UnsupportedDigestmodError
     _HASH_CONSTRUCTORS.update(
         (name, getattr(hashlib, name))
@@ -585,9 +584,9 @@ def _mac(op: Any) -> bytes:
         if _hmac is None:
             _load_stdlib()
         name = HASH_NAMES[base]
-        if _hmac_digest is not None:
-            try:
-                return _hmac_digest(op.key, op.data, name)
+        if _hmac_new is not None:
+            try:  # OpenSSL's HMAC object: 0.5 us less than the one-shot hmac_digest
+                return _hmac_new(op.key, op.data, name).digest()
             except _UnsupportedDigest:  # a hash Python's OpenSSL lacks: Python's hmac
                 pass
         return _hmac.digest(op.key, op.data, name)
