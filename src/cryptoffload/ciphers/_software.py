@@ -9,19 +9,10 @@ from cryptography.hazmat.primitives.ciphers import Cipher as _Cipher
 from cryptography.hazmat.primitives.ciphers import CipherContext
 from cryptography.hazmat.primitives.ciphers.modes import ModeWithAuthenticationTag
 
+from cryptoffload.blocks.cipher_contexts import MAKE_CONTEXT
 from cryptoffload.core.provider import Lane
 
 __all__ = ["MAKE_CONTEXT", "SoftwareStream", "software_context"]
-
-try:  # what `cryptography`'s Cipher.encryptor and decryptor call
-    from cryptography.hazmat.bindings._rust import openssl as _rust_openssl
-
-    MAKE_CONTEXT: tuple[Any, Any] | None = (
-        _rust_openssl.ciphers.create_encryption_ctx,
-        _rust_openssl.ciphers.create_decryption_ctx,
-    )
-except (ImportError, AttributeError):  # another layout of `cryptography`: its Cipher, as before
-    MAKE_CONTEXT = None
 
 
 def software_context(cipher: Any, encrypt: bool) -> Any:

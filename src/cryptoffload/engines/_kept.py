@@ -8,17 +8,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from cryptoffload.blocks.cipher_contexts import MAKE_CONTEXT  # (the op is validated already)
 from cryptoffload.blocks.ivs import ctr_after
-
-try:  # what `cryptography`'s Cipher.encryptor and decryptor call (the op is validated already)
-    from cryptography.hazmat.bindings._rust import openssl as _rust_openssl
-
-    MAKE_CONTEXT: tuple[Any, Any] | None = (
-        _rust_openssl.ciphers.create_encryption_ctx,
-        _rust_openssl.ciphers.create_decryption_ctx,
-    )
-except (ImportError, AttributeError):  # another layout of `cryptography`: its Cipher
-    MAKE_CONTEXT = None
 
 #: Most entries each store keeps; a full store is emptied (old streams' entries go with it).
 LIMIT = 64
