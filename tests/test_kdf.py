@@ -588,3 +588,19 @@ def test_hkdf_gives_cryptographys_key_for_every_hash_with_a_salt_and_without(alg
     assert entry is not None  # the direct path knows the hash: the fast path was taken
     if algorithm.name.startswith("sha") and algorithm.name != "sha512-224":
         assert entry[2] is not None, "Python's OpenSSL has this hash: HKDF runs on its HMAC"
+
+
+def test_hkdf_checks_pythons_hmac_against_cryptographys_once_per_hash(monkeypatch) -> None:
+    from cryptoffload.kdf import hkdf as our_hkdf
+
+    checked = []
+    check = our_hkdf._checked_python_hmac
+    monkeypatch.setattr(our_hkdf, "_PYTHON_HMACS", {})
+    monkeypatch.setattr(
+        our_hkdf,
+        "_checked_python_hmac",
+        lambda algorithm: checked.append(algorithm) or check(algorithm),
+    )
+    first = our_hkdf._python_hmac(c_hashes.SHA384())
+    assert our_hkdf._python_hmac(c_hashes.SHA384()) is first
+    assert len(checked) == 1 and first is not None and first[1] == "sha384"

@@ -123,11 +123,23 @@ own_methods(HKDF)
 KeyDerivationFunction.register(HKDFExpand)
 
 
+#: Hash class -> what :func:`_python_hmac` found for it (the check runs once per hash, not once
+#: per provider whose lane the direct path learns).
+_PYTHON_HMACS: dict[type, tuple[Any, str] | None] = {}
+
+
 def _python_hmac(algorithm: HashAlgorithm) -> tuple[Any, str] | None:
     """The direct path's HMAC for an HKDF of ``algorithm``: (``_hashlib.hmac_new``, the hash's
     name there), whose HMACs cost less than `cryptography`'s HKDF's own; None where Python's
-    OpenSSL lacks the hash, or where it does not give `cryptography`'s answer (checked here,
-    once per hash, on derivations of three blocks with a salt and without)."""
+    OpenSSL lacks the hash, or where it does not give `cryptography`'s answer (checked once per
+    hash class, on derivations of three blocks with a salt and without)."""
+    cls = algorithm.__class__
+    if cls not in _PYTHON_HMACS:
+        _PYTHON_HMACS[cls] = _checked_python_hmac(algorithm)
+    return _PYTHON_HMACS[cls]
+
+
+def _checked_python_hmac(algorithm: HashAlgorithm) -> tuple[Any, str] | None:
     ours = _HASH_CLASSES.get(algorithm.__class__)
     if ours is None or ours in XOF_NAMES or ours not in HASH_NAMES:
         return None
